@@ -460,8 +460,9 @@ fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
         "{err}"
     );
     assert!(std::fs::read(&output).unwrap() == data);
-    // It is read as it goes: the process's peak is less than the input
-    // (held whole, the input alone would be more).
+    // It holds only the ranges in flight: the process's peak is less
+    // than the input (mapped, its pages are handed back as the walk
+    // leaves them; held whole, the input alone would be more).
     let timed = ok(Command::new("/usr/bin/time")
         .args(["-f", "%M"])
         .arg(perfkit().get_program())
@@ -492,4 +493,56 @@ fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
         assert!(!file, "{name}: a partial output was left");
         assert!(err.contains("in.zst: frame 0 at byte"), "{name}: {err}");
     }
+}
+
+#[test]
+fn a_file_that_shrinks_while_it_is_decoded_stops_with_an_error_not_a_signal() {
+    let Some(Scratch { dir, input, output }) = scratch() else {
+        return;
+    };
+    // Stored blocks, the fastest to decode, so the truncation below lands
+    // while most of the file is still ahead of the walk.
+    let data: Vec<u8> = (1..=512u64)
+        .flat_map(|seed| noise(64 << 10, seed))
+        .collect();
+    let frame = zstd(dir.path(), &data, &["-1"], false);
+    let mut shrank = 0;
+    for delay_ms in [0u64, 1, 2, 4, 8] {
+        std::fs::write(&input, &frame).unwrap();
+        let _ = std::fs::remove_file(&output);
+        let child = perfkit()
+            .args(["decompress", "-f", "-q", "-T2", "--decoder=perfkit"])
+            .arg(&input)
+            .arg("-o")
+            .arg(&output)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // What another process truncating the file does.
+        std::fs::File::options()
+            .write(true)
+            .open(&input)
+            .unwrap()
+            .set_len(frame.len() as u64 / 3)
+            .unwrap();
+        let got = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&got.stderr);
+        // Killed by SIGBUS, a process has no exit code.
+        let code = got.status.code();
+        assert!(code.is_some(), "{delay_ms} ms: {:?}, {err}", got.status);
+        if code == Some(0) {
+            // Done before the truncation reached it: the whole output.
+            assert!(std::fs::read(&output).unwrap() == data, "{delay_ms} ms");
+            continue;
+        }
+        assert!(!output.exists(), "{delay_ms} ms: a partial output was left");
+        if err.contains("shrank while it was being read") {
+            shrank += 1;
+        } else {
+            // Truncated before it was opened: today's truncated input.
+            assert!(err.contains("in.zst"), "{delay_ms} ms: {err}");
+        }
+    }
+    eprintln!("{shrank} of 5 runs met the file shrinking while mapped");
 }

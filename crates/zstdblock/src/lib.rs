@@ -55,6 +55,7 @@ mod frame;
 mod fse;
 mod huffman;
 mod literals;
+mod mapped;
 mod offsets;
 pub mod parallel;
 mod sequences;
@@ -67,6 +68,7 @@ pub use frame::{
     BLOCK_SIZE_MAX, Block, BlockKind, Frame, FrameHeader, FrameKind, MAGIC, block_header,
     frame_end, frame_header, frame_start, walk, walk_frame,
 };
+pub use mapped::MappedFile;
 pub use offsets::{INITIAL_REPEATS, resolve_offsets};
 pub use sequences::Sequence;
 

@@ -1,12 +1,12 @@
 //! One frame (or several in a row) decoded on several threads, into a
 //! [`std::io::Write`], in a pipeline of stages joined by bounded channels:
 //!
-//! 1. the **walker** reads the input as it goes (from a slice or a
-//!    [`Read`]), the frame and block headers in order, groups the blocks
-//!    into ranges of [`RANGE_BLOCKS`], hands each range its own bytes of
-//!    the input and the [`EntropyState`] it inherits, found by running
-//!    [`skip_block`](crate::skip_block) (tables only) over every compressed block as it
-//!    passes;
+//! 1. the **walker** reads the input as it goes (from a slice, a
+//!    [`MappedFile`] or a [`Read`]), the frame and block headers in
+//!    order, groups the blocks into ranges of [`RANGE_BLOCKS`], hands
+//!    each range its own bytes of the input and the [`EntropyState`] it
+//!    inherits, found by running [`skip_block`](crate::skip_block)
+//!    (tables only) over every compressed block as it passes;
 //! 2. **workers** (as many as the threads asked for) run the entropy stage
 //!    of whole ranges at once, each from its own copy of the state;
 //! 3. the **executor** takes the ranges back in order, resolves repeat
@@ -77,6 +77,7 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
+use crate::mapped::{MappedFile, shrank_error};
 use crate::source::{Bytes, Checked, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
@@ -172,6 +173,47 @@ impl Parallel {
         })
     }
 
+    /// Decodes every frame of the mapped file `map` into `writer`, as
+    /// [`Parallel::decode`] does a slice, its pages handed back as the
+    /// walk leaves them behind, so that the memory they count for stays
+    /// the ranges in flight whatever the file's size. If the file shrank
+    /// while it was read, nothing read from past its new end is written,
+    /// and the decode fails with [`StreamError::Input`] (of kind
+    /// `UnexpectedEof`).
+    pub fn decode_mapped<W: Write>(
+        &self,
+        map: &MappedFile,
+        writer: &mut W,
+    ) -> Result<Decoded, StreamError<io::Error>> {
+        // Every write waits on the mark: bytes derived from a page of
+        // zeros reach the writer only after the fault that made it
+        // marked the mapping (the stages hand on through channels).
+        let mut checked = ShrinkChecked { map, writer };
+        let decoded = if self.pipelines(map.bytes()) {
+            pipeline(
+                Source::mapped(map),
+                self.window_limit,
+                self.threads,
+                &mut checked,
+            )
+            .map(|bytes| Decoded {
+                bytes,
+                pipelined: true,
+            })
+        } else {
+            decode_to(map.bytes(), self.window_limit, |b| checked.write_all(b)).map(|bytes| {
+                Decoded {
+                    bytes,
+                    pipelined: false,
+                }
+            })
+        };
+        if map.shrank() {
+            return Err(StreamError::Input(shrank_error()));
+        }
+        decoded
+    }
+
     /// Decodes every frame read from `reader` into `writer`, as
     /// [`Parallel::decode`] does a slice, reading the input as the walk
     /// goes: it holds the blocks in flight and the window, whatever the
@@ -230,6 +272,25 @@ impl Parallel {
             return 0;
         }
         self.min_input.saturating_mul(2).max(1 << 20)
+    }
+}
+
+/// A writer that writes nothing once the mapped input shrank.
+struct ShrinkChecked<'m, W> {
+    map: &'m MappedFile,
+    writer: &'m mut W,
+}
+
+impl<W: Write> Write for ShrinkChecked<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.map.shrank() {
+            return Err(shrank_error());
+        }
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
     }
 }
 
@@ -395,6 +456,7 @@ fn pipeline<R: Read + Send, W: Write>(
     // ranges came, they were moved while the other stages faulted pages
     // in (see [`shelf`] for what that cost). A lent input needs none.
     source.make_room();
+    source.in_flight(in_flight);
     for _ in 0..in_flight {
         credit_tx
             .send(Vec::with_capacity(source.range_room()))

@@ -17,10 +17,14 @@ use std::ops::Deref;
 
 use crate::error::Error;
 use crate::frame::{Block, Frame, block_header, frame_end, frame_start, is_skippable};
+use crate::mapped::{MappedFile, shrank_error};
 
 /// Bytes asked of the reader at least at a time, so a walk of small
 /// blocks is not a read call each.
 const READ_AHEAD: usize = 64 << 10;
+/// A mapped file's pages are handed back this many bytes at a time: each
+/// call costs the other cores a TLB flush.
+const RELEASE_STEP: usize = 4 << 20;
 /// The largest zstd frame header: magic, descriptor, window, dictionary
 /// ID and content size.
 const FRAME_HEADER_MAX: usize = 18;
@@ -127,6 +131,13 @@ pub(crate) struct Source<'a, R> {
     base: usize,
     /// The reader is at its end: `base + held().len()` is the input's length.
     eof: bool,
+    /// The mapped file `whole` is, when it is one: its pages behind the
+    /// ranges in flight are handed back, and a read past its end (it
+    /// shrank) stops the walk.
+    map: Option<&'a MappedFile>,
+    /// How far behind a range's start the ranges in flight may start:
+    /// a mapped file's pages further back are handed back.
+    behind: usize,
 }
 
 impl<'a> Source<'a, io::Empty> {
@@ -139,6 +150,17 @@ impl<'a> Source<'a, io::Empty> {
             whole: Some(input),
             base: 0,
             eof: true,
+            map: None,
+            behind: usize::MAX,
+        }
+    }
+
+    /// The input, a mapped file: lent as a slice is, its pages handed
+    /// back once the ranges in flight are past them.
+    pub(crate) fn mapped(map: &'a MappedFile) -> Self {
+        Source {
+            map: Some(map),
+            ..Source::slice(map.bytes())
         }
     }
 }
@@ -154,7 +176,16 @@ impl<'a, R: Read> Source<'a, R> {
             whole: None,
             base: 0,
             eof: false,
+            map: None,
+            behind: usize::MAX,
         }
+    }
+
+    /// `ranges` ranges may be in flight besides the one being walked: a
+    /// mapped file's pages before the oldest of them are handed back
+    /// (without this call, none are).
+    pub(crate) fn in_flight(&mut self, ranges: usize) {
+        self.behind = ranges.saturating_add(1).saturating_mul(RANGE_INPUT);
     }
 
     /// The room each buffer of this input needs to hold a range at once
@@ -268,6 +299,11 @@ impl<'a, R: Read> Source<'a, R> {
         index: usize,
         block_max: usize,
     ) -> Result<Block, Stop> {
+        // Past the end of a file that shrank, its bytes read as zeros,
+        // each three an empty block: stopped here, not walked.
+        if self.map.is_some_and(|m| m.shrank()) {
+            return Err(Stop::Read(shrank_error()));
+        }
         self.fill_to(at + 3)?;
         let local = at - self.base;
         if let Some(b) = self.held().get(local..local + 3) {
@@ -309,6 +345,12 @@ impl<'a, R: Read> Source<'a, R> {
     /// read-ahead is copied. A lent input is lent whole, from byte 0.
     pub(crate) fn split_off(&mut self, at: usize, mut spare: Vec<u8>) -> (Bytes<'a>, usize) {
         if let Some(whole) = self.whole {
+            if let Some(map) = self.map {
+                // The ranges in flight and this one start after this; a
+                // page handed back and read again maps again from the
+                // file.
+                map.release_before(at.saturating_sub(self.behind), RELEASE_STEP);
+            }
             return (Bytes::Lent(whole), 0);
         }
         let handed = at - self.base;

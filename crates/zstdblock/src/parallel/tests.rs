@@ -123,3 +123,70 @@ fn a_workers_panic_reaches_the_caller_and_no_stage_waits_for_ever() {
         "the worker's panic did not reach the caller"
     );
 }
+
+/// `frame` written to a file of its own, opened for reading and writing.
+fn file_holding(frame: &[u8]) -> (tempfile::TempDir, std::fs::File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("input.zst");
+    std::fs::write(&path, frame).unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    (dir, file)
+}
+
+/// `file`'s first `len` bytes, mapped.
+#[allow(unsafe_code)]
+fn map_file(file: &std::fs::File, len: usize) -> MappedFile {
+    // SAFETY: the tests only shorten their files, which the guard is for;
+    // nothing writes them.
+    unsafe { MappedFile::map(file, len as u64) }.unwrap()
+}
+
+#[test]
+fn a_mapped_file_decodes_as_libzstd_decodes_it_on_threads_and_on_one() {
+    let frame = frame_of_many_ranges();
+    let (_dir, file) = file_holding(&frame);
+    let expected = zstd_safe::decompress(&mut vec![0u8; 1 << 20], &frame).map(|_| ());
+    assert!(expected.is_ok());
+    let mut want = vec![0u8; 1 << 20];
+    zstd_safe::decompress(&mut want[..], &frame).unwrap();
+    for (threads, min_input, pipelined) in [(2, 0, true), (2, usize::MAX, false), (1, 0, false)] {
+        let map = map_file(&file, frame.len());
+        let mut parallel = Parallel::new(threads, 1 << 27);
+        parallel.min_input = min_input;
+        let mut out = Vec::new();
+        let done = parallel.decode_mapped(&map, &mut out).unwrap();
+        assert_eq!(done.pipelined, pipelined, "{threads} threads");
+        assert!(out == want, "{threads} threads: the output differs");
+    }
+}
+
+#[test]
+fn a_mapped_file_that_shrinks_stops_the_decode_and_writes_nothing_from_past_its_end() {
+    let frame = frame_of_many_ranges();
+    let mut want = vec![0u8; 1 << 20];
+    zstd_safe::decompress(&mut want[..], &frame).unwrap();
+    for (threads, min_input) in [(2, 0), (2, usize::MAX)] {
+        let (_dir, file) = file_holding(&frame);
+        let map = map_file(&file, frame.len());
+        // Another process truncating it: the pages past the new end are
+        // gone from the mapping, and a read of them raises SIGBUS.
+        file.set_len(frame.len() as u64 / 2 / 4096 * 4096).unwrap();
+        let mut parallel = Parallel::new(threads, 1 << 27);
+        parallel.min_input = min_input;
+        let mut out = Vec::new();
+        let Err(StreamError::Input(e)) = parallel.decode_mapped(&map, &mut out) else {
+            panic!("min_input {min_input}: the decode of a shrunk file went on");
+        };
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        assert!(map.shrank());
+        assert!(
+            out.len() < want.len() && want.starts_with(&out),
+            "min_input {min_input}: {} bytes out, not a prefix of the data",
+            out.len()
+        );
+    }
+}

@@ -40,7 +40,7 @@
 //! };
 //! let size = frame.len() as u64;
 //! let input = Box::new(std::io::Cursor::new(frame));
-//! let Route::Blocks { input } = blockwise.route(false, input, Some(size))? else {
+//! let Route::Blocks { input } = blockwise.route(false, input, Some(size), None)? else {
 //!     return Err("one frame, the block decoder asked for by name, takes it".into());
 //! };
 //! let mut notes = Vec::new();
@@ -108,9 +108,14 @@ pub enum BlockInput {
     /// Whole, in memory: at most [`MAX_HELD_TO_DECIDE`] bytes, decoded on
     /// one thread.
     Held(Vec<u8>),
+    /// Mapped: a regular file decoded on several threads, read in place
+    /// rather than copied ([`zstdblock::MappedFile`]), at the size it had
+    /// when opened.
+    Mapped(zstdblock::MappedFile),
     /// Read as it goes: a regular file of `size` bytes decoded on several
-    /// threads, or one larger than [`MAX_HELD_TO_DECIDE`]; never read past
-    /// the size it had when opened.
+    /// threads that could not be mapped, or one larger than
+    /// [`MAX_HELD_TO_DECIDE`]; never read past the size it had when
+    /// opened.
     Streamed {
         /// The rest of the input, what was read to decide first.
         input: Box<dyn Read + Send>,
@@ -160,13 +165,15 @@ impl Blockwise {
     /// Decides where `input` (`size` bytes when a regular file) goes, reading
     /// as much of it as that takes; what was read stays part of the input
     /// whichever way it goes. `dictionary`: the frames are decoded with a
-    /// dictionary. Asked of plain decompression only: compressing and
-    /// patches are libzstd's.
+    /// dictionary. `file`: the regular file `input` reads from its start,
+    /// when there is one, for threads to map. Asked of plain decompression
+    /// only: compressing and patches are libzstd's.
     pub fn route(
         &self,
         dictionary: bool,
         mut input: Box<dyn Read + Send>,
         size: Option<u64>,
+        file: Option<&std::fs::File>,
     ) -> io::Result<Route> {
         let o = self;
         let libzstd = |input, note: Option<String>| Ok(Route::Libzstd { input, note });
@@ -211,6 +218,24 @@ impl Blockwise {
             if let Err(e) = zstdblock::frame_start(&head, 0, 0, limit) {
                 let note = Some(format!("{e}: decoded by libzstd"));
                 return libzstd(rest(head, input), note);
+            }
+            // Threads read a file in place: a read copied each byte once
+            // more and faulted in a buffer per range in flight. One thread
+            // reads it as it goes, holding no more than its window.
+            let mapped = file.filter(|_| o.threads >= 2).map(|f| {
+                // SAFETY: the map goes only to zstdblock's decoder, which
+                // reads it as untrusted bytes (as `map` requires), so a
+                // process writing the file meanwhile changes the output or
+                // the error, as it would change what a read returned.
+                #[allow(unsafe_code)]
+                unsafe {
+                    zstdblock::MappedFile::map(f, size)
+                }
+            });
+            if let Some(Ok(map)) = mapped {
+                return Ok(Route::Blocks {
+                    input: BlockInput::Mapped(map),
+                });
             }
             let left = size.saturating_sub(head.len() as u64);
             let input = rest(head, Box::new(input.take(left)));
@@ -282,6 +307,10 @@ impl Blockwise {
             BlockInput::Held(input) => {
                 let size = input.len() as u64;
                 (parallel.decode(&input, &mut out), Some(input), size)
+            }
+            BlockInput::Mapped(map) => {
+                let size = map.bytes().len() as u64;
+                (parallel.decode_mapped(&map, &mut out), None, size)
             }
             BlockInput::Streamed { input, size } => {
                 (parallel.decode_reader(input, &mut out), None, size)
@@ -464,7 +493,8 @@ mod tests {
                 verify_checksums: true,
             };
             let input = Box::new(io::Cursor::new(frame.clone()));
-            let Route::Blocks { input } = blockwise.route(false, input, Some(size)).unwrap() else {
+            let Route::Blocks { input } = blockwise.route(false, input, Some(size), None).unwrap()
+            else {
                 panic!("{threads} threads: not the block decoder");
             };
             let got = matches!(input, BlockInput::Streamed { .. });

@@ -215,6 +215,9 @@ pub struct Opened {
     pub meta: Option<Metadata>,
     /// It is a regular file.
     pub regular: bool,
+    /// The regular file `reader` reads (another handle on the same open
+    /// file), for a decoder that maps it.
+    pub file: Option<File>,
 }
 
 /// Why an input could not be opened.
@@ -247,6 +250,7 @@ pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
             size: None,
             meta: None,
             regular: false,
+            file: None,
         });
     }
     if derives_name {
@@ -263,11 +267,14 @@ pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
     }
     let regular = meta.is_file();
     let size = regular.then_some(meta.len());
+    // A handle that cannot be made costs only the mapping.
+    let file = regular.then(|| f.try_clone().ok()).flatten();
     Ok(Opened {
         reader: Box::new(f),
         size,
         meta: Some(meta),
         regular,
+        file,
     })
 }
 

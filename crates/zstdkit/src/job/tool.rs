@@ -463,12 +463,14 @@ impl<'a> Run<'a> {
             size,
             meta,
             regular,
+            file,
         } = opened;
         let coding = Coding {
             name: input,
             sink,
             reader,
             size,
+            file,
             progress,
         };
         match sink {
@@ -573,6 +575,7 @@ impl<'a> Run<'a> {
             sink,
             reader,
             size,
+            file,
             progress,
         } = coding;
         // Compressing and patches are libzstd's; decoding, the flags say.
@@ -583,7 +586,7 @@ impl<'a> Run<'a> {
             }
         } else {
             o.blockwise()
-                .route(self.dictionary.is_some(), reader, size)
+                .route(self.dictionary.is_some(), reader, size, file.as_ref())
                 .map_err(|e| self.job_error(JobError::Input(e), sink))?
         };
         let input = match route {
@@ -716,6 +719,8 @@ struct Coding<'c> {
     reader: Box<dyn Read + Send>,
     /// Its size, when a regular file.
     size: Option<u64>,
+    /// The regular file `reader` reads, when it is one.
+    file: Option<File>,
     progress: &'c mut dyn FnMut(Option<u64>),
 }
 

@@ -1,0 +1,382 @@
+//! A regular file mapped into memory as the pipeline's input, read in
+//! place: no `read` copies it into buffers, and no buffer of the input is
+//! faulted in. On 64 MiB outputs from this machine's files that was 7-25 %
+//! of `perfkit decompress --decoder=perfkit -T2`'s CPU where the input is
+//! large against its output (docs, stored blocks), and inside the
+//! same-binary spread on sources and libraries (docs/compress.md).
+//!
+//! A mapping has one hazard a read does not: if the file shrinks while it
+//! is mapped (another process truncates it), touching a page past its new
+//! end raises `SIGBUS`, which would kill the process without a word, its
+//! output half written. So every mapping is registered with a `SIGBUS`
+//! handler, installed once: a fault inside a registered mapping maps a
+//! page of zeros over the missing one, marks the mapping as having shrunk
+//! ([`MappedFile::shrank`]) and lets the read go on. Readers check that mark
+//! before any byte derived from the input goes out, and the decode ends
+//! with an input error. A fault anywhere else goes to the handler that was
+//! there before (Rust's own stack-overflow report, or the default action).
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Mappings that may be registered at once; one more is refused (the
+/// caller then reads the file instead).
+const SLOTS: usize = 8;
+
+/// A registered mapping: its address range (`start` 0: free, [`CLAIMED`]:
+/// being registered) and whether a read fell past the file's end.
+struct Slot {
+    start: AtomicUsize,
+    end: AtomicUsize,
+    shrank: AtomicBool,
+}
+
+/// A slot's start while its mapping is registered.
+const CLAIMED: usize = 1;
+
+static REGISTERED: [Slot; SLOTS] = [const {
+    Slot {
+        start: AtomicUsize::new(0),
+        end: AtomicUsize::new(0),
+        shrank: AtomicBool::new(false),
+    }
+}; SLOTS];
+
+/// A file's first `len` bytes, mapped read-only, as they were when it was
+/// mapped (see the module doc for a file that shrinks meanwhile).
+pub struct MappedFile {
+    base: *mut u8,
+    len: usize,
+    slot: usize,
+    /// Bytes from the start already handed back ([`MappedFile::release_before`]).
+    released: AtomicUsize,
+}
+
+// SAFETY: the mapping is read-only memory owned by this value; any thread
+// may read it, and the atomics are its only shared state.
+unsafe impl Send for MappedFile {}
+// SAFETY: as for Send.
+unsafe impl Sync for MappedFile {}
+
+/// The error a decode of a mapped file ends with when the file shrank.
+pub(crate) fn shrank_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the input file shrank while it was being read",
+    )
+}
+
+impl MappedFile {
+    /// Maps the first `len` bytes of `file`. Fails where the file cannot
+    /// be mapped (a file system without it, `len` 0, more than eight
+    /// mappings at once, a platform without the guard): the caller reads
+    /// it instead.
+    ///
+    /// # Safety
+    ///
+    /// [`MappedFile::bytes`] is a shared slice whose bytes another process
+    /// may change by writing the file (a read would return the new bytes
+    /// too, from then on). The caller accepts that: the slice goes only to
+    /// code that treats each byte as untrusted and never reads one twice
+    /// trusting it unchanged, as zstdblock's decoder does (every index it
+    /// takes into its input is bounded by the input's length, not by a
+    /// value read from it earlier).
+    pub unsafe fn map(file: &File, len: u64) -> io::Result<MappedFile> {
+        let len = usize::try_from(len).map_err(|_| io::ErrorKind::OutOfMemory)?;
+        if len == 0 {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        guard::install()?;
+        let base = guard::map(file, len)?;
+        let start = base as usize;
+        for (slot, s) in REGISTERED.iter().enumerate() {
+            // Claimed first (a start of CLAIMED, never an address of a
+            // mapping), then its end, then the start that makes it live:
+            // the handler never pairs one mapping's start with another's
+            // end.
+            if s.start
+                .compare_exchange(0, CLAIMED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                continue;
+            }
+            s.shrank.store(false, Ordering::SeqCst);
+            s.end.store(start + len, Ordering::SeqCst);
+            s.start.store(start, Ordering::SeqCst);
+            return Ok(MappedFile {
+                base,
+                len,
+                slot,
+                released: AtomicUsize::new(0),
+            });
+        }
+        guard::unmap(base, len);
+        Err(io::Error::other("too many files mapped at once"))
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes mapped readable at `base` for this value's
+        // life; a page the file lost reads as zeros (see the module doc).
+        unsafe { std::slice::from_raw_parts(self.base, self.len) }
+    }
+
+    /// Whether a read fell past the file's end since it was mapped: the
+    /// bytes read from there were zeros, not the file's.
+    pub fn shrank(&self) -> bool {
+        REGISTERED[self.slot].shrank.load(Ordering::SeqCst)
+    }
+
+    /// Hands back the pages wholly before byte `offset` once they add up
+    /// to `step` bytes or more: their memory stops counting as this
+    /// process's, and a later read of them maps them again from the
+    /// file. Only a hint: no byte changes.
+    pub(crate) fn release_before(&self, offset: usize, step: usize) {
+        let page = guard::page_size();
+        let end = offset.min(self.len) / page * page;
+        let from = self.released.load(Ordering::Relaxed);
+        if end < from + step.max(page) {
+            return;
+        }
+        self.released.store(end, Ordering::Relaxed);
+        // SAFETY: whole pages inside this mapping.
+        guard::release(unsafe { self.base.add(from) }, end - from);
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        let s = &REGISTERED[self.slot];
+        // No reader is left: the slot goes before the mapping does.
+        s.start.store(0, Ordering::SeqCst);
+        s.end.store(0, Ordering::SeqCst);
+        guard::unmap(self.base, self.len);
+    }
+}
+
+#[cfg(unix)]
+mod guard {
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::AsRawFd;
+    use std::sync::OnceLock;
+    use std::sync::atomic::Ordering;
+
+    use super::REGISTERED;
+
+    /// The `SIGBUS` action before ours, kept for faults that are not ours;
+    /// set once, before the handler is installed (None: it could not be).
+    static PREVIOUS: OnceLock<Option<Previous>> = OnceLock::new();
+    static PAGE: OnceLock<usize> = OnceLock::new();
+
+    struct Previous(libc::sigaction);
+    // SAFETY: a plain C struct, written once before the handler can read
+    // it and never again.
+    unsafe impl Send for Previous {}
+    // SAFETY: as for Send.
+    unsafe impl Sync for Previous {}
+
+    pub(super) fn page_size() -> usize {
+        *PAGE.get_or_init(|| {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            usize::try_from(page)
+                .ok()
+                .filter(|&p| p > 0)
+                .unwrap_or(4096)
+        })
+    }
+
+    /// Installs the handler once for the process; an error if it could
+    /// not be.
+    pub(super) fn install() -> io::Result<()> {
+        // Known before the handler can run: it rounds to pages.
+        page_size();
+        let installed = PREVIOUS.get_or_init(|| {
+            // SAFETY: zeroed sigaction structs are valid; the new action
+            // names a handler of the SA_SIGINFO shape; the old one is
+            // written by the kernel. Until `PREVIOUS` is set the handler
+            // passes every fault to the default action, and none is ours.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                (libc::sigaction(libc::SIGBUS, &action, &mut old) == 0).then_some(Previous(old))
+            }
+        });
+        match installed {
+            Some(_) => Ok(()),
+            None => Err(io::Error::other("no SIGBUS handler")),
+        }
+    }
+
+    /// A fault at a registered mapping's address: a page of zeros goes
+    /// over the missing page and the mapping is marked; any other goes to
+    /// the previous action.
+    extern "C" fn on_sigbus(
+        signal: libc::c_int,
+        info: *mut libc::siginfo_t,
+        context: *mut libc::c_void,
+    ) {
+        // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO
+        // handler.
+        let addr = unsafe { (*info).si_addr() } as usize;
+        let page = PAGE.get().copied().unwrap_or(4096);
+        for slot in &REGISTERED {
+            let start = slot.start.load(Ordering::SeqCst);
+            if start <= super::CLAIMED || addr < start || addr >= slot.end.load(Ordering::SeqCst) {
+                continue;
+            }
+            // SAFETY: the page lies inside a live mapping of ours (its
+            // slot is registered until after its last read); replacing it
+            // with private zeros changes no other memory. mmap is a bare
+            // system call here, safe in a signal handler in practice,
+            // though POSIX does not list it.
+            let zero = unsafe {
+                libc::mmap(
+                    (addr & !(page - 1)) as *mut libc::c_void,
+                    page,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            if zero != libc::MAP_FAILED {
+                slot.shrank.store(true, Ordering::SeqCst);
+                return;
+            }
+        }
+        let Some(Some(Previous(previous))) = PREVIOUS.get() else {
+            // SAFETY: the default action, as if we were not here.
+            unsafe { libc::signal(libc::SIGBUS, libc::SIG_DFL) };
+            return;
+        };
+        let handler = previous.sa_sigaction;
+        if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+            // Back to it: the faulting read runs again under it.
+            // SAFETY: restoring the action the process had.
+            unsafe { libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut()) };
+        } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
+            // SAFETY: the previous handler took these arguments.
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                unsafe { std::mem::transmute(handler) };
+            f(signal, info, context);
+        } else {
+            // SAFETY: the previous handler took the signal alone.
+            let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
+            f(signal);
+        }
+    }
+
+    pub(super) fn map(file: &File, len: usize) -> io::Result<*mut u8> {
+        // SAFETY: a fresh read-only private mapping of an open file,
+        // anywhere.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(at.cast())
+    }
+
+    pub(super) fn unmap(base: *mut u8, len: usize) {
+        // SAFETY: a mapping made by `map`, no longer read.
+        unsafe { libc::munmap(base.cast(), len) };
+    }
+
+    pub(super) fn release(at: *mut u8, len: usize) {
+        // SAFETY: whole pages of a read-only file mapping: dropping them
+        // loses nothing, a later read maps them again.
+        unsafe { libc::madvise(at.cast(), len, libc::MADV_DONTNEED) };
+    }
+}
+
+#[cfg(not(unix))]
+mod guard {
+    use std::fs::File;
+    use std::io;
+
+    pub(super) fn page_size() -> usize {
+        4096
+    }
+    pub(super) fn install() -> io::Result<()> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+    pub(super) fn map(_: &File, _: usize) -> io::Result<*mut u8> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+    pub(super) fn unmap(_: *mut u8, _: usize) {}
+    pub(super) fn release(_: *mut u8, _: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_of(bytes: &[u8]) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("input");
+        File::create(&path).unwrap().write_all(bytes).unwrap();
+        let f = File::options().read(true).write(true).open(&path).unwrap();
+        (dir, f)
+    }
+
+    fn mapped(f: &File, len: usize) -> MappedFile {
+        // SAFETY: the tests only shorten their files, which the guard is
+        // for; nothing writes them.
+        unsafe { MappedFile::map(f, len as u64) }.unwrap()
+    }
+
+    #[test]
+    fn a_mapped_file_reads_as_its_bytes() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let (_dir, f) = file_of(&data);
+        let map = mapped(&f, data.len());
+        assert_eq!(map.bytes(), &data[..]);
+        map.release_before(data.len(), 0);
+        // Released pages map again from the file.
+        assert_eq!(map.bytes(), &data[..]);
+        assert!(!map.shrank());
+    }
+
+    #[test]
+    fn a_file_that_shrinks_reads_zeros_past_its_end_and_says_so() {
+        let page = guard::page_size();
+        let data = vec![0xA5u8; 4 * page];
+        let (_dir, f) = file_of(&data);
+        let map = mapped(&f, data.len());
+        let other = file_of(&data);
+        let intact = mapped(&other.1, data.len());
+        f.set_len(page as u64).unwrap();
+        let bytes = map.bytes();
+        assert_eq!(bytes[page - 1], 0xA5, "the page the file kept");
+        assert!(!map.shrank());
+        // Without the guard this read kills the test process (SIGBUS).
+        assert_eq!(bytes[3 * page + 5], 0);
+        assert!(map.shrank());
+        assert!(!intact.shrank(), "another mapping is not marked");
+        assert_eq!(intact.bytes()[3 * page + 5], 0xA5);
+    }
+
+    #[test]
+    fn an_empty_file_is_not_mapped() {
+        let (_dir, f) = file_of(&[]);
+        // SAFETY: nothing writes the file.
+        assert!(unsafe { MappedFile::map(&f, 0) }.is_err());
+    }
+}
