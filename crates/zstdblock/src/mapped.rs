@@ -11,10 +11,12 @@
 //! output half written. So every mapping is registered with a `SIGBUS`
 //! handler, installed once: a fault inside a registered mapping maps a
 //! page of zeros over the missing one, marks the mapping as having shrunk
-//! ([`MappedFile::shrank`]) and lets the read go on. Readers check that mark
-//! before any byte derived from the input goes out, and the decode ends
-//! with an input error. A fault anywhere else goes to the handler that was
-//! there before (Rust's own stack-overflow report, or the default action).
+//! ([`MappedFile::shrank`]) and lets the read go on. The rest of the page a
+//! file was cut inside reads as zeros without a fault, so `shrank` asks
+//! the file's size too. The decoder asks it before any byte derived from
+//! the input goes out, and the decode ends with an input error. A fault
+//! anywhere else, or a `SIGBUS` sent by `kill`, goes to the action that
+//! was there before (Rust's own stack-overflow report, or the default).
 
 #![allow(unsafe_code)]
 
@@ -50,6 +52,10 @@ static REGISTERED: [Slot; SLOTS] = [const {
 pub struct MappedFile {
     base: *mut u8,
     len: usize,
+    /// Another handle on the file, for its size now: a file cut inside a
+    /// page raises no fault for the rest of that page, which reads as
+    /// zeros.
+    file: File,
     slot: usize,
     /// Bytes from the start already handed back ([`MappedFile::release_before`]).
     released: AtomicUsize,
@@ -90,7 +96,8 @@ impl MappedFile {
             return Err(io::ErrorKind::InvalidInput.into());
         }
         guard::install()?;
-        let base = guard::map(file, len)?;
+        let file = file.try_clone()?;
+        let base = guard::map(&file, len)?;
         let start = base as usize;
         for (slot, s) in REGISTERED.iter().enumerate() {
             // Claimed first (a start of CLAIMED, never an address of a
@@ -109,6 +116,7 @@ impl MappedFile {
             return Ok(MappedFile {
                 base,
                 len,
+                file,
                 slot,
                 released: AtomicUsize::new(0),
             });
@@ -124,9 +132,21 @@ impl MappedFile {
         unsafe { std::slice::from_raw_parts(self.base, self.len) }
     }
 
-    /// Whether a read fell past the file's end since it was mapped: the
-    /// bytes read from there were zeros, not the file's.
+    /// Whether the file shrank since it was mapped: a read fell past its
+    /// end, or it is shorter now (the rest of a page it was cut inside
+    /// reads as zeros without a fault). Bytes read from past its end were
+    /// zeros, not the file's. Asks the file's size each call.
     pub fn shrank(&self) -> bool {
+        self.faulted()
+            || self
+                .file
+                .metadata()
+                .is_ok_and(|m| m.len() < self.len as u64)
+    }
+
+    /// Whether a read fell past the file's end since it was mapped (the
+    /// handler's mark alone, without asking the file's size).
+    pub(crate) fn faulted(&self) -> bool {
         REGISTERED[self.slot].shrank.load(Ordering::SeqCst)
     }
 
@@ -150,9 +170,11 @@ impl MappedFile {
 impl Drop for MappedFile {
     fn drop(&mut self) {
         let s = &REGISTERED[self.slot];
-        // No reader is left: the slot goes before the mapping does.
-        s.start.store(0, Ordering::SeqCst);
+        // No reader is left: the slot goes before the mapping does, its
+        // end first, so that a `map` claiming it after the start is 0
+        // keeps its own end.
         s.end.store(0, Ordering::SeqCst);
+        s.start.store(0, Ordering::SeqCst);
         guard::unmap(self.base, self.len);
     }
 }
@@ -224,14 +246,44 @@ mod guard {
         context: *mut libc::c_void,
     ) {
         // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO
-        // handler.
-        let addr = unsafe { (*info).si_addr() } as usize;
+        // handler; the address is a fault's only for BUS_ADRERR (a
+        // SIGBUS sent by kill carries a pid there).
+        let addr =
+            unsafe { ((*info).si_code == libc::BUS_ADRERR).then(|| (*info).si_addr() as usize) };
+        // SAFETY: errno is this thread's; the calls below may set it, and
+        // the interrupted code must find it as it left it.
+        let errno = unsafe { *libc::__errno_location() };
+        if let Some(addr) = addr
+            && mark_and_fill(addr)
+        {
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = errno };
+            return;
+        }
+        chain(signal, info, context);
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = errno };
+    }
+
+    /// Whether `addr` lies in a registered mapping; if so its page is
+    /// mapped as zeros and the mapping marked (marked first: once the page
+    /// is mapped another thread may read it without a fault, and pass on
+    /// what it made of it).
+    fn mark_and_fill(addr: usize) -> bool {
         let page = PAGE.get().copied().unwrap_or(4096);
         for slot in &REGISTERED {
             let start = slot.start.load(Ordering::SeqCst);
-            if start <= super::CLAIMED || addr < start || addr >= slot.end.load(Ordering::SeqCst) {
+            let end = slot.end.load(Ordering::SeqCst);
+            // Read again: a slot freed and claimed between the two loads
+            // pairs one mapping's start with another's end.
+            if start <= super::CLAIMED
+                || start != slot.start.load(Ordering::SeqCst)
+                || addr < start
+                || addr >= end
+            {
                 continue;
             }
+            slot.shrank.store(true, Ordering::SeqCst);
             // SAFETY: the page lies inside a live mapping of ours (its
             // slot is registered until after its last read); replacing it
             // with private zeros changes no other memory. mmap is a bare
@@ -247,21 +299,37 @@ mod guard {
                     0,
                 )
             };
-            if zero != libc::MAP_FAILED {
-                slot.shrank.store(true, Ordering::SeqCst);
+            // A page that cannot be mapped goes on to the action before
+            // ours, and the process dies of the fault as it would have.
+            return zero != libc::MAP_FAILED;
+        }
+        false
+    }
+
+    /// Hands a signal that is not ours to the action before ours.
+    fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+        let previous = match PREVIOUS.get() {
+            Some(Some(Previous(previous))) => previous,
+            _ => {
+                // SAFETY: the default action, as if we were not here; raised
+                // again, it takes effect when this handler returns.
+                unsafe {
+                    libc::signal(libc::SIGBUS, libc::SIG_DFL);
+                    libc::raise(libc::SIGBUS);
+                }
                 return;
             }
-        }
-        let Some(Some(Previous(previous))) = PREVIOUS.get() else {
-            // SAFETY: the default action, as if we were not here.
-            unsafe { libc::signal(libc::SIGBUS, libc::SIG_DFL) };
-            return;
         };
         let handler = previous.sa_sigaction;
         if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-            // Back to it: the faulting read runs again under it.
+            // Back to it, and raised again (pending until this handler
+            // returns): a fault runs again under it, and a signal sent
+            // by kill is not lost.
             // SAFETY: restoring the action the process had.
-            unsafe { libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut()) };
+            unsafe {
+                libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut());
+                libc::raise(libc::SIGBUS);
+            }
         } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
             // SAFETY: the previous handler took these arguments.
             let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
@@ -365,11 +433,15 @@ mod tests {
         f.set_len(page as u64).unwrap();
         let bytes = map.bytes();
         assert_eq!(bytes[page - 1], 0xA5, "the page the file kept");
-        assert!(!map.shrank());
+        assert!(!map.faulted());
+        assert!(map.shrank(), "its size says so before any fault");
         // Without the guard this read kills the test process (SIGBUS).
         assert_eq!(bytes[3 * page + 5], 0);
-        assert!(map.shrank());
-        assert!(!intact.shrank(), "another mapping is not marked");
+        assert!(map.faulted(), "the handler marked it");
+        assert!(
+            !intact.faulted() && !intact.shrank(),
+            "another mapping is not marked"
+        );
         assert_eq!(intact.bytes()[3 * page + 5], 0xA5);
     }
 

@@ -174,20 +174,23 @@ impl Parallel {
     }
 
     /// Decodes every frame of the mapped file `map` into `writer`, as
-    /// [`Parallel::decode`] does a slice, its pages handed back as the
-    /// walk leaves them behind, so that the memory they count for stays
-    /// the ranges in flight whatever the file's size. If the file shrank
-    /// while it was read, nothing read from past its new end is written,
-    /// and the decode fails with [`StreamError::Input`] (of kind
-    /// `UnexpectedEof`).
+    /// [`Parallel::decode`] does a slice. On threads its pages are handed
+    /// back as the walk leaves them behind, so that the memory they count
+    /// for stays the ranges in flight whatever the file's size (decoded
+    /// on this thread, where threads would not pay, it stays mapped
+    /// whole). If the file shrank while it was read, nothing read from
+    /// past its new end is written, and the decode fails with
+    /// [`StreamError::Input`] (of kind `UnexpectedEof`).
     pub fn decode_mapped<W: Write>(
         &self,
         map: &MappedFile,
         writer: &mut W,
     ) -> Result<Decoded, StreamError<io::Error>> {
-        // Every write waits on the mark: bytes derived from a page of
-        // zeros reach the writer only after the fault that made it
-        // marked the mapping (the stages hand on through channels).
+        // Every write asks first: bytes derived from a page of zeros
+        // reach the writer only after the fault that mapped it marked the
+        // mapping, or (the rest of a page the file was cut inside, which
+        // does not fault) after the cut, which the file's size shows (the
+        // stages hand on through channels).
         let mut checked = ShrinkChecked { map, writer };
         let decoded = if self.pipelines(map.bytes()) {
             pipeline(

@@ -301,7 +301,7 @@ impl<'a, R: Read> Source<'a, R> {
     ) -> Result<Block, Stop> {
         // Past the end of a file that shrank, its bytes read as zeros,
         // each three an empty block: stopped here, not walked.
-        if self.map.is_some_and(|m| m.shrank()) {
+        if self.map.is_some_and(|m| m.faulted()) {
             return Err(Stop::Read(shrank_error()));
         }
         self.fill_to(at + 3)?;
