@@ -146,6 +146,7 @@ fn map_file(file: &std::fs::File, len: usize) -> MappedFile {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_mapped_file_decodes_as_libzstd_decodes_it_on_threads_and_on_one() {
     let frame = frame_of_many_ranges();
     let (_dir, file) = file_holding(&frame);
@@ -185,6 +186,7 @@ impl Write for CutOnFirstWrite<'_> {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_mapped_file_that_shrinks_stops_the_decode_and_writes_nothing_from_past_its_end() {
     // 4 MiB at random, in blocks of 16 KiB: stored blocks, which the
     // executor copies from the input as they are, zeros and all; the
