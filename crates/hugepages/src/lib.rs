@@ -42,6 +42,27 @@ use std::sync::OnceLock;
 /// The size of a transparent huge page on x86_64 and most other targets.
 pub const HUGE_PAGE: usize = 2 << 20;
 
+/// The system's page size in bytes (4096 where it cannot be told). Asked
+/// once; later calls are one atomic load, safe in a signal handler.
+pub fn page_size() -> usize {
+    static PAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let known = PAGE.load(std::sync::atomic::Ordering::Relaxed);
+    if known != 0 {
+        return known;
+    }
+    #[cfg(unix)]
+    // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|&p| p > 0)
+        .unwrap_or(4096);
+    #[cfg(not(unix))]
+    let page = 4096;
+    PAGE.store(page, std::sync::atomic::Ordering::Relaxed);
+    page
+}
+
 /// The environment variable that overrides the detection: `on` or `off`.
 pub const OVERRIDE: &str = "PERFKIT_HUGE_PAGES";
 
@@ -200,6 +221,20 @@ pub unsafe fn advise_mapping(addr: *mut u8, len: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The system's own word for it, `getconf PAGESIZE`, asked twice (the
+    /// second answer is the remembered one).
+    #[cfg(unix)]
+    #[test]
+    fn the_page_size_is_the_systems() {
+        let out = std::process::Command::new("getconf")
+            .arg("PAGESIZE")
+            .output()
+            .expect("getconf runs");
+        let theirs: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(page_size(), theirs);
+        assert_eq!(page_size(), theirs);
+    }
 
     /// A sysfs folder of virtio devices, each `(name, device ID, features)`.
     fn devices(list: &[(&str, &str, &str)]) -> tempfile::TempDir {

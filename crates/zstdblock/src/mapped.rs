@@ -36,6 +36,11 @@ struct Slot {
     shrank: AtomicBool,
 }
 
+/// A mapping's pages are handed back this many bytes at a time
+/// ([`MappedFile::release_before`]): each call costs the other cores a
+/// TLB flush.
+const RELEASE_STEP: usize = 4 << 20;
+
 /// A slot's start while its mapping is registered.
 const CLAIMED: usize = 1;
 
@@ -76,7 +81,8 @@ pub(crate) fn shrank_error() -> io::Error {
 }
 
 impl MappedFile {
-    /// Maps the first `len` bytes of `file`. Fails where the file cannot
+    /// Maps the first `len` bytes of `file`, keeping the handle to ask its
+    /// size ([`MappedFile::shrank`]). Fails where the file cannot
     /// be mapped (a file system without it, `len` 0, more than eight
     /// mappings at once, a system other than Linux): the caller reads
     /// it instead.
@@ -90,13 +96,12 @@ impl MappedFile {
     /// trusting it unchanged, as zstdblock's decoder does (every index it
     /// takes into its input is bounded by the input's length, not by a
     /// value read from it earlier).
-    pub unsafe fn map(file: &File, len: u64) -> io::Result<MappedFile> {
+    pub unsafe fn map(file: File, len: u64) -> io::Result<MappedFile> {
         let len = usize::try_from(len).map_err(|_| io::ErrorKind::OutOfMemory)?;
         if len == 0 {
             return Err(io::ErrorKind::InvalidInput.into());
         }
         guard::install()?;
-        let file = file.try_clone()?;
         let base = guard::map(&file, len)?;
         let start = base as usize;
         for (slot, s) in REGISTERED.iter().enumerate() {
@@ -151,14 +156,14 @@ impl MappedFile {
     }
 
     /// Hands back the pages wholly before byte `offset` once they add up
-    /// to `step` bytes or more: their memory stops counting as this
+    /// to [`RELEASE_STEP`] or more: their memory stops counting as this
     /// process's, and a later read of them maps them again from the
-    /// file. Only a hint: no byte changes.
-    pub(crate) fn release_before(&self, offset: usize, step: usize) {
-        let page = guard::page_size();
+    /// file. Only a hint: no byte changes. One thread calls it.
+    pub(crate) fn release_before(&self, offset: usize) {
+        let page = hugepages::page_size();
         let end = offset.min(self.len) / page * page;
         let from = self.released.load(Ordering::Relaxed);
-        if end < from + step.max(page) {
+        if end < from + RELEASE_STEP {
             return;
         }
         self.released.store(end, Ordering::Relaxed);
@@ -194,7 +199,6 @@ mod guard {
     /// The `SIGBUS` action before ours, kept for faults that are not ours;
     /// set once, before the handler is installed (None: it could not be).
     static PREVIOUS: OnceLock<Option<Previous>> = OnceLock::new();
-    static PAGE: OnceLock<usize> = OnceLock::new();
 
     struct Previous(libc::sigaction);
     // SAFETY: a plain C struct, written once before the handler can read
@@ -203,22 +207,11 @@ mod guard {
     // SAFETY: as for Send.
     unsafe impl Sync for Previous {}
 
-    pub(super) fn page_size() -> usize {
-        *PAGE.get_or_init(|| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-            usize::try_from(page)
-                .ok()
-                .filter(|&p| p > 0)
-                .unwrap_or(4096)
-        })
-    }
-
     /// Installs the handler once for the process; an error if it could
     /// not be.
     pub(super) fn install() -> io::Result<()> {
-        // Known before the handler can run: it rounds to pages.
-        page_size();
+        // Known before the handler can run, which then only loads it.
+        hugepages::page_size();
         let installed = PREVIOUS.get_or_init(|| {
             // SAFETY: zeroed sigaction structs are valid; the new action
             // names a handler of the SA_SIGINFO shape; the old one is
@@ -272,7 +265,7 @@ mod guard {
     /// is mapped another thread may read it without a fault, and pass on
     /// what it made of it).
     fn mark_and_fill(addr: usize) -> bool {
-        let page = PAGE.get().copied().unwrap_or(4096);
+        let page = hugepages::page_size();
         for slot in &REGISTERED {
             let start = slot.start.load(Ordering::SeqCst);
             let end = slot.end.load(Ordering::SeqCst);
@@ -380,9 +373,6 @@ mod guard {
     use std::fs::File;
     use std::io;
 
-    pub(super) fn page_size() -> usize {
-        4096
-    }
     pub(super) fn install() -> io::Result<()> {
         Err(io::ErrorKind::Unsupported.into())
     }
@@ -410,16 +400,21 @@ mod tests {
     fn mapped(f: &File, len: usize) -> MappedFile {
         // SAFETY: the tests only shorten their files, which the guard is
         // for; nothing writes them.
-        unsafe { MappedFile::map(f, len as u64) }.unwrap()
+        unsafe { MappedFile::map(f.try_clone().unwrap(), len as u64) }.unwrap()
     }
 
     #[test]
-    fn a_mapped_file_reads_as_its_bytes() {
-        let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    fn a_mapped_file_reads_as_its_bytes_before_and_after_its_pages_are_handed_back() {
+        // Past RELEASE_STEP, so that the pages before it are handed back.
+        let data: Vec<u8> = (0..5u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
         let (_dir, f) = file_of(&data);
         let map = mapped(&f, data.len());
         assert_eq!(map.bytes(), &data[..]);
-        map.release_before(data.len(), 0);
+        map.release_before(data.len());
+        assert!(
+            map.released.load(Ordering::Relaxed) >= RELEASE_STEP,
+            "nothing was handed back"
+        );
         // Released pages map again from the file.
         assert_eq!(map.bytes(), &data[..]);
         assert!(!map.shrank());
@@ -427,7 +422,7 @@ mod tests {
 
     #[test]
     fn a_file_that_shrinks_reads_zeros_past_its_end_and_says_so() {
-        let page = guard::page_size();
+        let page = hugepages::page_size();
         let data = vec![0xA5u8; 4 * page];
         let (_dir, f) = file_of(&data);
         let map = mapped(&f, data.len());
@@ -452,6 +447,6 @@ mod tests {
     fn an_empty_file_is_not_mapped() {
         let (_dir, f) = file_of(&[]);
         // SAFETY: nothing writes the file.
-        assert!(unsafe { MappedFile::map(&f, 0) }.is_err());
+        assert!(unsafe { MappedFile::map(f, 0) }.is_err());
     }
 }

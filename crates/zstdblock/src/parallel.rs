@@ -154,6 +154,18 @@ impl Parallel {
         input: &[u8],
         writer: &mut W,
     ) -> Result<Decoded, StreamError<std::io::Error>> {
+        self.decode_lent(Source::slice(input), writer)
+    }
+
+    /// [`Parallel::decode`] of an input held whole by `source` (a slice
+    /// or a mapped file): on this thread where threads would not pay,
+    /// else through the pipeline.
+    fn decode_lent<W: Write>(
+        &self,
+        source: Source<'_, io::Empty>,
+        writer: &mut W,
+    ) -> Result<Decoded, StreamError<std::io::Error>> {
+        let input = source.lent();
         if !self.pipelines(input) {
             let bytes = decode_to(input, self.window_limit, |b| writer.write_all(b))?;
             return Ok(Decoded {
@@ -161,12 +173,7 @@ impl Parallel {
                 pipelined: false,
             });
         }
-        let bytes = pipeline(
-            Source::slice(input),
-            self.window_limit,
-            self.threads,
-            writer,
-        )?;
+        let bytes = pipeline(source, self.window_limit, self.threads, writer)?;
         Ok(Decoded {
             bytes,
             pipelined: true,
@@ -191,26 +198,7 @@ impl Parallel {
         // mapping, or (the rest of a page the file was cut inside, which
         // does not fault) after the cut, which the file's size shows (the
         // stages hand on through channels).
-        let mut checked = ShrinkChecked { map, writer };
-        let decoded = if self.pipelines(map.bytes()) {
-            pipeline(
-                Source::mapped(map),
-                self.window_limit,
-                self.threads,
-                &mut checked,
-            )
-            .map(|bytes| Decoded {
-                bytes,
-                pipelined: true,
-            })
-        } else {
-            decode_to(map.bytes(), self.window_limit, |b| checked.write_all(b)).map(|bytes| {
-                Decoded {
-                    bytes,
-                    pipelined: false,
-                }
-            })
-        };
+        let decoded = self.decode_lent(Source::mapped(map), &mut ShrinkChecked { map, writer });
         if map.shrank() {
             return Err(StreamError::Input(shrank_error()));
         }

@@ -22,9 +22,6 @@ use crate::mapped::{MappedFile, shrank_error};
 /// Bytes asked of the reader at least at a time, so a walk of small
 /// blocks is not a read call each.
 const READ_AHEAD: usize = 64 << 10;
-/// A mapped file's pages are handed back this many bytes at a time: each
-/// call costs the other cores a TLB flush.
-const RELEASE_STEP: usize = 4 << 20;
 /// The largest zstd frame header: magic, descriptor, window, dictionary
 /// ID and content size.
 const FRAME_HEADER_MAX: usize = 18;
@@ -153,6 +150,11 @@ impl<'a> Source<'a, io::Empty> {
             map: None,
             behind: usize::MAX,
         }
+    }
+
+    /// The whole input, lent.
+    pub(crate) fn lent(&self) -> &'a [u8] {
+        self.whole.unwrap_or_default()
     }
 
     /// The input, a mapped file: lent as a slice is, its pages handed
@@ -349,7 +351,7 @@ impl<'a, R: Read> Source<'a, R> {
                 // The ranges in flight and this one start after this; a
                 // page handed back and read again maps again from the
                 // file.
-                map.release_before(at.saturating_sub(self.behind), RELEASE_STEP);
+                map.release_before(at.saturating_sub(self.behind));
             }
             return (Bytes::Lent(whole), 0);
         }

@@ -158,7 +158,9 @@ impl Runway {
 
     /// Makes `start..end` readable and writable.
     fn commit(&self, start: usize, end: usize) -> io::Result<()> {
-        debug_assert!(start.is_multiple_of(page_size()) && start <= end && end <= self.len);
+        debug_assert!(
+            start.is_multiple_of(hugepages::page_size()) && start <= end && end <= self.len
+        );
         // SAFETY: the range lies inside our own mapping (asserted above and
         // ensured by the callers, which stay below `len`).
         let rc = unsafe {
@@ -179,7 +181,9 @@ impl Runway {
     /// reserved (inaccessible, so a stray read would fault, not read stale
     /// data).
     fn release(&self, start: usize, end: usize) -> io::Result<()> {
-        debug_assert!(start.is_multiple_of(page_size()) && start <= end && end <= self.len);
+        debug_assert!(
+            start.is_multiple_of(hugepages::page_size()) && start <= end && end <= self.len
+        );
         if start == end {
             return Ok(());
         }
@@ -266,12 +270,6 @@ impl std::fmt::Debug for Runway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runway").field("len", &self.len).finish()
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf reads a constant of the running system.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).unwrap_or(4096)
 }
 
 /// What the reader and the encoder know of each other, under one lock.

@@ -76,7 +76,7 @@ impl Ring {
     /// A ring of at least `min` bytes, rounded up to whole pages, its
     /// bytes zero.
     pub(super) fn new(min: usize) -> io::Result<Ring> {
-        let page = page_size();
+        let page = hugepages::page_size();
         let size = min
             .max(1)
             .checked_next_multiple_of(page)
@@ -95,7 +95,7 @@ impl Ring {
     pub(super) fn linear(len: usize) -> io::Result<Ring> {
         let size = len
             .max(1)
-            .checked_next_multiple_of(page_size())
+            .checked_next_multiple_of(hugepages::page_size())
             .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
         let base = map_once(size)?;
         // SAFETY: the mapping just made, `size` bytes, zero, that nothing
@@ -202,21 +202,6 @@ fn map_twice(_size: usize) -> io::Result<NonNull<u8>> {
 #[cfg(not(unix))]
 fn map_once(_size: usize) -> io::Result<NonNull<u8>> {
     Err(io::ErrorKind::Unsupported.into())
-}
-
-#[cfg(not(unix))]
-fn page_size() -> usize {
-    4096
-}
-
-#[cfg(unix)]
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(page)
-        .ok()
-        .filter(|&p| p > 0)
-        .unwrap_or(4096)
 }
 
 /// Maps a shared memory object of `size` bytes (a multiple of the page
@@ -469,7 +454,7 @@ impl RingOutput {
             return None;
         }
         // Whole pages: madvise takes a page-aligned start.
-        let page = page_size();
+        let page = hugepages::page_size();
         let from = self.warmed.max(self.at.next_multiple_of(page));
         if from >= end || from >= self.at + WARM_AHEAD / 2 {
             return None;

@@ -142,7 +142,7 @@ fn file_holding(frame: &[u8]) -> (tempfile::TempDir, std::fs::File) {
 fn map_file(file: &std::fs::File, len: usize) -> MappedFile {
     // SAFETY: the tests only shorten their files, which the guard is for;
     // nothing writes them.
-    unsafe { MappedFile::map(file, len as u64) }.unwrap()
+    unsafe { MappedFile::map(file.try_clone().unwrap(), len as u64) }.unwrap()
 }
 
 #[test]

@@ -162,18 +162,25 @@ pub enum BlockwiseError {
 }
 
 impl Blockwise {
+    /// Whether [`Blockwise::route`] maps a regular file it is given a
+    /// handle on: the block decoder asked for, on threads. (A caller need
+    /// not make the handle otherwise.)
+    pub fn maps_files(&self) -> bool {
+        self.decoder == Decoder::Perfkit && self.threads >= 2
+    }
+
     /// Decides where `input` (`size` bytes when a regular file) goes, reading
     /// as much of it as that takes; what was read stays part of the input
     /// whichever way it goes. `dictionary`: the frames are decoded with a
-    /// dictionary. `file`: the regular file `input` reads from its start,
-    /// when there is one, for threads to map. Asked of plain decompression
+    /// dictionary. `file`: the regular file `input` reads from its start
+    /// (another handle on it), when there is one, for threads to map. Asked of plain decompression
     /// only: compressing and patches are libzstd's.
     pub fn route(
         &self,
         dictionary: bool,
         mut input: Box<dyn Read + Send>,
         size: Option<u64>,
-        file: Option<&std::fs::File>,
+        file: Option<std::fs::File>,
     ) -> io::Result<Route> {
         let o = self;
         let libzstd = |input, note: Option<String>| Ok(Route::Libzstd { input, note });
@@ -222,7 +229,7 @@ impl Blockwise {
             // Threads read a file in place: a read copied each byte once
             // more and faulted in a buffer per range in flight. One thread
             // reads it as it goes, holding no more than its window.
-            let mapped = file.filter(|_| o.threads >= 2).map(|f| {
+            let mapped = file.filter(|_| o.maps_files()).map(|f| {
                 // SAFETY: the map goes only to zstdblock's decoder, which
                 // reads it as untrusted bytes (as `map` requires), so a
                 // process writing the file meanwhile changes the output or
@@ -477,15 +484,26 @@ mod tests {
         assert_eq!(w.inner.out, b"defg");
     }
 
-    /// On several threads a regular file is read as the pipeline goes,
-    /// whatever its size; on one thread a file that fits is held whole
-    /// (its frames walked first). Either way it decodes to its content.
+    /// On several threads a regular file is mapped where its handle is
+    /// given, else read as the pipeline goes, whatever its size; on one
+    /// thread a file that fits is held whole (its frames walked first).
+    /// Every way it decodes to its content.
     #[test]
-    fn threads_read_a_file_as_they_go_and_one_thread_holds_it() {
+    fn threads_map_a_file_or_read_it_as_they_go_and_one_thread_holds_it() {
         let data = b"a line of text, and another one\n".repeat(100_000);
         let frame = crate::compress(&data, crate::Recipe::Text).unwrap();
         let size = frame.len() as u64;
-        for (threads, streamed) in [(1, false), (2, true), (4, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.zst");
+        std::fs::write(&path, &frame).unwrap();
+        for (threads, handle, way) in [
+            (1, false, "held"),
+            (2, false, "streamed"),
+            (4, false, "streamed"),
+            (1, true, "held"),
+            (2, true, "mapped"),
+            (4, true, "mapped"),
+        ] {
             let blockwise = Blockwise {
                 decoder: Decoder::Perfkit,
                 threads,
@@ -493,12 +511,17 @@ mod tests {
                 verify_checksums: true,
             };
             let input = Box::new(io::Cursor::new(frame.clone()));
-            let Route::Blocks { input } = blockwise.route(false, input, Some(size), None).unwrap()
+            let file = handle.then(|| std::fs::File::open(&path).unwrap());
+            let Route::Blocks { input } = blockwise.route(false, input, Some(size), file).unwrap()
             else {
                 panic!("{threads} threads: not the block decoder");
             };
-            let got = matches!(input, BlockInput::Streamed { .. });
-            assert_eq!(got, streamed, "{threads} threads: streamed");
+            let got = match input {
+                BlockInput::Held(_) => "held",
+                BlockInput::Streamed { .. } => "streamed",
+                BlockInput::Mapped(_) => "mapped",
+            };
+            assert_eq!(got, way, "{threads} threads, handle {handle}");
             let out = crate::pipeline::tests::Shared::default();
             let (read, written) = blockwise
                 .decode(

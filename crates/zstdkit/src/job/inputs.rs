@@ -216,7 +216,7 @@ pub struct Opened {
     /// It is a regular file.
     pub regular: bool,
     /// The regular file `reader` reads (another handle on the same open
-    /// file), for a decoder that maps it.
+    /// file), for a decoder that maps it, when asked for.
     pub file: Option<File>,
 }
 
@@ -242,8 +242,9 @@ pub enum OpenError {
 /// `derives_name` (its output is named from it), only a regular file or a
 /// FIFO is taken: a device or directory gives no name to derive an output
 /// from, though read like a pipe when its output is named otherwise.
-/// A directory is never read.
-pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
+/// A directory is never read. `handle`: a regular file's [`Opened::file`]
+/// is made.
+pub fn open(path: &Path, derives_name: bool, handle: bool) -> Result<Opened, OpenError> {
     if path == Path::new("-") {
         return Ok(Opened {
             reader: Box::new(io::stdin()),
@@ -268,7 +269,7 @@ pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
     let regular = meta.is_file();
     let size = regular.then_some(meta.len());
     // A handle that cannot be made costs only the mapping.
-    let file = regular.then(|| f.try_clone().ok()).flatten();
+    let file = (regular && handle).then(|| f.try_clone().ok()).flatten();
     Ok(Opened {
         reader: Box::new(f),
         size,
@@ -335,21 +336,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a");
         std::fs::write(&file, b"abc").unwrap();
-        let opened = open(&file, true).unwrap();
+        let opened = open(&file, true, false).unwrap();
         assert_eq!((opened.size, opened.regular), (Some(3), true));
+        assert!(opened.file.is_none(), "a handle not asked for");
+        // Asked for, the handle reads the file from its start, whatever
+        // the reader has read.
+        let mut opened = open(&file, true, true).unwrap();
+        let mut first = [0u8; 1];
+        opened.reader.read_exact(&mut first).unwrap();
+        let mut handle = opened.file.expect("a regular file's handle");
+        let mut all = Vec::new();
+        std::io::Seek::rewind(&mut handle).unwrap();
+        handle.read_to_end(&mut all).unwrap();
+        assert_eq!((&first, &all[..]), (b"a", &b"abc"[..]));
         // A folder names no output, and is never read.
-        assert!(matches!(open(dir.path(), true), Err(OpenError::NotRegular)));
-        assert!(matches!(open(dir.path(), false), Err(OpenError::Directory)));
-        // A device is read like a pipe when its output is named otherwise,
-        // its size unknown.
-        let null = open(Path::new("/dev/null"), false).unwrap();
-        assert_eq!((null.size, null.regular), (None, false));
         assert!(matches!(
-            open(Path::new("/dev/null"), true),
+            open(dir.path(), true, true),
             Err(OpenError::NotRegular)
         ));
         assert!(matches!(
-            open(&dir.path().join("none"), false),
+            open(dir.path(), false, true),
+            Err(OpenError::Directory)
+        ));
+        // A device is read like a pipe when its output is named otherwise,
+        // its size unknown.
+        let null = open(Path::new("/dev/null"), false, true).unwrap();
+        assert_eq!((null.size, null.regular), (None, false));
+        assert!(null.file.is_none(), "no handle on a device");
+        assert!(matches!(
+            open(Path::new("/dev/null"), true, true),
+            Err(OpenError::NotRegular)
+        ));
+        assert!(matches!(
+            open(&dir.path().join("none"), false, true),
             Err(OpenError::Open(_))
         ));
     }

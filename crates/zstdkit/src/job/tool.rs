@@ -386,7 +386,9 @@ impl<'a> Run<'a> {
         // (zstd: "is not a regular file -- ignored"), but with -c or -o it
         // is read like a pipe; FIFOs are accepted either way, as zstd does.
         let derives_name = !from_stdin && o.output.is_none() && !o.stdout && o.mode != Mode::Test;
-        let opened = super::inputs::open(input, derives_name)?;
+        // A second handle only for a decoder that maps it.
+        let handle = o.mode != Mode::Compress && o.blockwise().maps_files();
+        let opened = super::inputs::open(input, derives_name, handle)?;
         let sink = match &self.plan.sinks[i] {
             Ok(sink) => sink.clone(),
             Err(e) => return Err(InputError::NoOutput(e.clone())),
@@ -586,7 +588,7 @@ impl<'a> Run<'a> {
             }
         } else {
             o.blockwise()
-                .route(self.dictionary.is_some(), reader, size, file.as_ref())
+                .route(self.dictionary.is_some(), reader, size, file)
                 .map_err(|e| self.job_error(JobError::Input(e), sink))?
         };
         let input = match route {

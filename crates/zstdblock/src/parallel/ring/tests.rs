@@ -4,7 +4,7 @@ use super::*;
 fn the_second_mapping_shows_the_first() {
     let ring = Ring::new(1).unwrap();
     let size = ring.size();
-    assert!(size >= 1 && size.is_multiple_of(page_size()));
+    assert!(size >= 1 && size.is_multiple_of(hugepages::page_size()));
     let bytes: Vec<u8> = (0..10u8).collect();
     // SAFETY: inside the two mappings; nothing else refers to them.
     let (low, high) = unsafe {
@@ -57,7 +57,7 @@ fn pump_into(mut out: RingOutput, blocks: usize, slow: bool) -> Pumped {
     let mut chunks: VecDeque<Chunk> = VecDeque::new();
     let (mut written, mut expected) = (Vec::new(), Vec::new());
     let (mut waits, mut grew, mut warmed) = (0, false, 0);
-    let page = page_size();
+    let page = hugepages::page_size();
     for i in 0..blocks {
         let bytes = block(i);
         while out.blocked(bytes.len()) {
@@ -144,7 +144,7 @@ fn a_short_frame_populates_a_few_mib_ahead_not_its_whole_ring() {
     let p = pump(8 << 20, None, 4, false);
     assert!(p.size > 8 << 20);
     assert!(
-        p.warmed > 0 && p.warmed <= (4 * BLOCK_SIZE_MAX) + WARM_AHEAD + page_size(),
+        p.warmed > 0 && p.warmed <= (4 * BLOCK_SIZE_MAX) + WARM_AHEAD + hugepages::page_size(),
         "{} bytes populated",
         p.warmed
     );
@@ -194,7 +194,7 @@ fn a_frame_that_fits_is_written_once_into_memory_mapped_once() {
     let p = pump(16 << 20, Some(content as u64), 100, true);
     assert!(p.linear && !p.grew && p.waits == 0);
     assert!(p.size >= content + BLOCK_SIZE_MAX + SLACK);
-    assert!(p.size < content + BLOCK_SIZE_MAX + SLACK + page_size());
+    assert!(p.size < content + BLOCK_SIZE_MAX + SLACK + hugepages::page_size());
     // Within the window and lag, a frame past its window fits too.
     assert!(pump(1 << 20, Some(3 << 20), 24, false).linear);
 }
