@@ -466,12 +466,20 @@ fn pipeline<R: Read + Send, W: Write>(
         shelf: Some(shelf_back.clone()),
         sets,
     };
+    // The caller's fault point, armed for its own pipelines only (tests
+    // run side by side in one process).
+    #[cfg(test)]
+    let fault_from = tests::FAULT_FROM.get();
     std::thread::scope(|scope| {
         let mut stages =
             vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx, stock))];
         for _ in 0..workers {
             let (jobs, done, shelf) = (job_rx.clone(), done_tx.clone(), shelf.clone());
-            stages.push(scope.spawn(move || work(jobs, done, shelf)));
+            stages.push(scope.spawn(move || {
+                #[cfg(test)]
+                tests::FAULT_FROM.set(fault_from);
+                work(jobs, done, shelf)
+            }));
         }
         drop(done_tx);
         stages.push(scope.spawn(move || {

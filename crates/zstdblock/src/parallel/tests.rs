@@ -1,7 +1,7 @@
 //! The pipeline's own tests: its fault point, and the stages' ends.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -13,15 +13,17 @@ thread_local! {
     /// Set on the workers' threads, so the fault point fires on a
     /// worker, not on the executor when it decodes a range itself.
     pub(super) static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+    /// The fault point fires on the first unit from this number on that a
+    /// worker decodes, once: set on a test's thread, and given by each
+    /// pipeline it starts to that pipeline's workers, so that the other
+    /// tests' pipelines, running beside it, never fire it.
+    pub(super) static FAULT_FROM: Cell<Option<u64>> = const { Cell::new(None) };
 }
-/// The fault point fires on the first unit from this number on that a
-/// worker decodes, once.
-static FAULT_FROM: AtomicU64 = AtomicU64::new(u64::MAX);
 static FIRED: AtomicBool = AtomicBool::new(false);
 
 pub(super) fn fault_point(seq: u64) {
     if IN_WORKER.get()
-        && seq >= FAULT_FROM.load(Ordering::SeqCst)
+        && FAULT_FROM.get().is_some_and(|from| seq >= from)
         && !FIRED.swap(true, Ordering::SeqCst)
     {
         panic!("fault point: a worker panics in the entropy stage of unit {seq}");
@@ -111,9 +113,10 @@ fn a_walk_that_stops_before_a_frame_ends_the_pipeline_as_one_thread_does() {
 #[test]
 fn a_workers_panic_reaches_the_caller_and_no_stage_waits_for_ever() {
     let frame = frame_of_many_ranges();
-    FAULT_FROM.store(4, Ordering::SeqCst);
-    let answer =
-        on_a_thread(move || pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink()).is_ok());
+    let answer = on_a_thread(move || {
+        FAULT_FROM.set(Some(4));
+        pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink()).is_ok()
+    });
     assert!(
         FIRED.load(Ordering::SeqCst),
         "no worker reached the fault point"
