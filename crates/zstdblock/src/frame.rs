@@ -217,10 +217,22 @@ pub fn block_header(
     frame: usize,
     block_max: usize,
 ) -> Result<Block, Error> {
-    let bytes = input.get(at..at + 3).ok_or(Error::Truncated {
+    let truncated = Error::Truncated {
         frame,
         offset: input.len(),
-    })?;
+    };
+    let bytes = input.get(at..at + 3).ok_or(truncated.clone())?;
+    let block = block_at([bytes[0], bytes[1], bytes[2]], at, frame, block_max)?;
+    if input.len() - block.content.start < block.content.len() {
+        return Err(truncated);
+    }
+    Ok(block)
+}
+
+/// The block whose 3-byte header, `bytes`, is at input offset `at` of
+/// frame `frame`: [`block_header`] without the input around it, its
+/// content not looked for.
+pub fn block_at(bytes: [u8; 3], at: usize, frame: usize, block_max: usize) -> Result<Block, Error> {
     let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], 0]);
     let last = word & 1 == 1;
     let size = (word >> 3) as usize;
@@ -237,12 +249,6 @@ pub fn block_header(
             offset: at,
             size,
             max: block_max,
-        });
-    }
-    if input.len() - start < stored {
-        return Err(Error::Truncated {
-            frame,
-            offset: input.len(),
         });
     }
     Ok(Block {

@@ -60,17 +60,21 @@ mod offsets;
 pub mod parallel;
 mod sequences;
 mod source;
+#[cfg(unix)]
+mod survey;
 
 pub use entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
 pub use error::Error;
 pub use execute::Output;
 pub use frame::{
-    BLOCK_SIZE_MAX, Block, BlockKind, Frame, FrameHeader, FrameKind, MAGIC, block_header,
+    BLOCK_SIZE_MAX, Block, BlockKind, Frame, FrameHeader, FrameKind, MAGIC, block_at, block_header,
     frame_end, frame_header, frame_start, walk, walk_frame,
 };
 pub use mapped::MappedFile;
 pub use offsets::{INITIAL_REPEATS, resolve_offsets};
 pub use sequences::Sequence;
+#[cfg(unix)]
+pub use survey::{After, Survey, survey};
 
 /// The low 32 bits of XXH64 (seed 0), as a frame's checksum stores them.
 pub fn checksum(content: &[u8]) -> u32 {
