@@ -1,6 +1,6 @@
 //! One ordinary zstd frame, every core: `perfkit decompress -T2` and `-T0`
-//! with `--decoder=perfkit` (perfkit's block decoder, its blocks' entropy
-//! stage on several threads)
+//! (by default perfkit's block decoder for a frame this large, its blocks'
+//! entropy stage on several threads)
 //! beside `zstd -d` and beside `perfkit decompress -T1` (libzstd), on 64
 //! MiB of source-like and of binary data compressed by the zstd CLI at
 //! `-3` and `-19`, written to a file and to a pipe; and the block decoder
@@ -20,10 +20,6 @@ use perfkit_report::{Row, Section, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
-
-/// The flag that sends one frame to perfkit's pipeline, which runs only
-/// when asked for.
-const PIPELINE: &str = "--decoder=perfkit";
 
 /// Bytes of data behind each frame.
 pub const SIZE: usize = 64 << 20;
@@ -148,17 +144,17 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
             let names = [
                 "zstd -d",
                 "perfkit decompress -T1",
-                "perfkit decompress -T2 --decoder=perfkit",
-                "perfkit decompress -T0 --decoder=perfkit",
+                "perfkit decompress -T2",
+                "perfkit decompress -T0",
             ];
             let mut sides: [Vec<Usage>; 4] = Default::default();
             for _ in 0..runs {
                 sides[0].push(run(zstd(), sink)?);
                 sides[1].push(run(ours(&["-T1"]), sink)?);
-                // The pipeline runs only when asked for: by default one
-                // frame is libzstd's whatever -T says.
-                sides[2].push(run(ours(&["-T2", PIPELINE]), sink)?);
-                sides[3].push(run(ours(&["-T0", PIPELINE]), sink)?);
+                // As users run it: by default a frame this large takes the
+                // pipeline on threads.
+                sides[2].push(run(ours(&["-T2"]), sink)?);
+                sides[3].push(run(ours(&["-T0"]), sink)?);
             }
             let (zw, zc) = medians(&sides[0]);
             let (t1w, _) = medians(&sides[1]);
@@ -185,7 +181,7 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
         }
         in_memory(&mut section, &frame, runs)?;
         section.note(format!(
-            "{runs} interleaved runs per side, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd (as -T2 does by default), the -T2 and -T0 rows ask for perfkit's block decoder with --decoder=perfkit (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys from wait4; peak RSS is not shown, wait4 counting this process's into each child's (docs/compress.md has it by /usr/bin/time)"
+            "{runs} interleaved runs per side, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd, -T2 and -T0 (as users run them) with perfkit's block decoder, which takes one frame of 64 MiB or more by default on threads (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys from wait4; peak RSS is not shown, wait4 counting this process's into each child's (docs/compress.md has it by /usr/bin/time)"
         ));
         sections.push(section);
     }

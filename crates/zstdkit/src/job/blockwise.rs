@@ -2,14 +2,21 @@
 //! does: one ordinary zstd frame decoded on several threads, its blocks'
 //! entropy stage in parallel and their execution in order.
 //!
-//! The block decoder runs only when asked for by name
-//! ([`Decoder::Perfkit`]): on two cores its pipeline decodes one large
-//! frame to a file slower than libzstd's one thread, and to `/dev/null`
-//! faster on some inputs and slower on others (docs/compress.md), so
-//! [`Decoder::Auto`] is libzstd until a measurement says otherwise.
+//! By default ([`Decoder::Auto`]) the block decoder takes one large frame
+//! on two threads or more, where its pipeline measured no slower than
+//! libzstd's one thread on any kind of data tried ([`Blockwise::pays`]:
+//! a regular file whose first frame declares at least
+//! [`AUTO_MIN_CONTENT`] bytes with [`AUTO_MIN_COMPRESSED_DECLARED`] of
+//! compressed blocks, or declares none and has
+//! [`AUTO_MIN_COMPRESSED_UNDECLARED`], found by [`zstdblock::survey`]);
+//! on one thread, and on smaller frames, where it measured slower, libzstd
+//! keeps them, a file of one frame on one thread whatever `-T` says
+//! ([`Route::Libzstd`]'s `one_thread`). Asked for by name
+//! ([`Decoder::Perfkit`]) it takes every input it can, on one thread too,
+//! whatever its size.
 //!
-//! When asked for on several threads, a regular file is read as the block
-//! decoder goes (its first frame's header decides), so the memory it
+//! On several threads, a regular file is mapped and read in place (or, if
+//! it cannot be mapped, read as the block decoder goes), so the memory it
 //! takes is the window and the blocks in flight, whatever the file's
 //! size, and reading overlaps decoding. On one thread, an input of up to
 //! [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames first,
@@ -64,11 +71,12 @@ use super::{Decompress, Job, JobError, WindowLimit};
 /// Which zstd decoder decompresses (a zstd-like tool's `--decoder`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Decoder {
-    /// The decoder that measured faster: libzstd today. On two cores
-    /// the block decoder's pipeline decodes one large frame to a file
-    /// slower than libzstd's one thread, and to `/dev/null` not faster on
-    /// every input (docs/compress.md), and `-T2` must never be slower than
-    /// `-T1`, so it runs only when asked for by name.
+    /// The decoder that measured faster: the block decoder's pipeline for
+    /// one large frame in a regular file on two threads or more
+    /// ([`Blockwise::pays`]), libzstd for everything else (on two cores
+    /// the pipeline was slower than libzstd's one thread on frames below
+    /// 64 MiB of some kinds, docs/compress.md, and `-T2` must never be
+    /// slower than `-T1`).
     #[default]
     Auto,
     /// perfkit's block decoder wherever it applies, on one thread too
@@ -81,6 +89,29 @@ pub enum Decoder {
 /// The most of an input read to decide, before the rest is read: enough
 /// for a frame header.
 const HEAD: usize = 64 << 10;
+
+/// The least content a first frame declares for [`Decoder::Auto`] to
+/// take the pipeline: below it, on two cores, the pipeline was slower than
+/// libzstd's one thread on some kinds of data. The least paying kind tried
+/// is this machine's `/usr/share/doc` at `-3` (2:1) to a new file: 0.89x
+/// `-T1` at 32 MiB, 0.94-0.97x at 40, 0.91-0.94x at 48, 1.01-1.03x at
+/// 64; sources, libraries and logs gained 1.03-1.37x from 32 MiB
+/// (docs/compress.md, "The default's gate").
+pub const AUTO_MIN_CONTENT: u64 = 64 << 20;
+
+/// The least compressed blocks (neither stored nor RLE) a first frame
+/// declaring [`AUTO_MIN_CONTENT`] bytes or more must have: the work
+/// threads share. Stored blocks stay on one thread, and a frame that
+/// compresses more than 16 to 1 is mostly execution, which is not shared
+/// (the most compressed kind measured paying is the sources at `-19`,
+/// 10.8 to 1).
+pub const AUTO_MIN_COMPRESSED_DECLARED: u64 = 4 << 20;
+
+/// The least compressed blocks a first frame declaring no size (`tar |
+/// zstd`) must have for [`Decoder::Auto`] to take the pipeline: with no
+/// size to go by, enough that its output is [`AUTO_MIN_CONTENT`] at 2 to
+/// 1, the least compressed kind measured paying.
+pub const AUTO_MIN_COMPRESSED_UNDECLARED: u64 = 32 << 20;
 
 /// The largest input read whole only to learn whether it is one frame
 /// (zstdkit's frame-parallel path holds as much in flight).
@@ -95,6 +126,13 @@ pub enum Route {
         input: Box<dyn Read + Send>,
         /// Why not the block decoder, when that is worth saying.
         note: Option<String>,
+        /// Whether libzstd's path should keep to one thread whatever `-T`
+        /// says: by default, for a file found to be one frame, which
+        /// zstdkit's frame-parallel decoding would read whole, decode on
+        /// one worker and write only then (on two cores 0.43-0.89x `-T1`'s
+        /// read-ahead, decode and write-behind, on 4-32 MiB frames of
+        /// docs/compress.md's kinds).
+        one_thread: bool,
     },
     /// To the block decoder ([`Blockwise::decode`]).
     Blocks {
@@ -163,10 +201,32 @@ pub enum BlockwiseError {
 
 impl Blockwise {
     /// Whether [`Blockwise::route`] maps a regular file it is given a
-    /// handle on: the block decoder asked for, on threads. (A caller need
-    /// not make the handle otherwise.)
+    /// handle on: the block decoder asked for, or by default, on threads.
+    /// (A caller need not make the handle otherwise.)
     pub fn maps_files(&self) -> bool {
-        self.decoder == Decoder::Perfkit && self.threads >= 2
+        self.decoder != Decoder::Libzstd && self.threads >= 2
+    }
+
+    /// Whether the pipeline pays for a file by [`Decoder::Auto`]'s
+    /// measure ([`zstdblock::survey`] of it, counting to
+    /// [`Blockwise::enough`]): its first frame declares at least
+    /// [`AUTO_MIN_CONTENT`] bytes and has [`AUTO_MIN_COMPRESSED_DECLARED`]
+    /// bytes of compressed blocks, or declares no size and has
+    /// [`AUTO_MIN_COMPRESSED_UNDECLARED`].
+    pub fn pays(survey: &zstdblock::Survey) -> bool {
+        survey.compressed >= Self::enough(survey.declared)
+    }
+
+    /// The compressed blocks that settle [`Blockwise::pays`] for a first
+    /// frame declaring `declared` bytes: counting stops there. A frame
+    /// declaring less than [`AUTO_MIN_CONTENT`] never pays, and is walked
+    /// to its end, to tell one frame from several.
+    pub fn enough(declared: Option<u64>) -> u64 {
+        match declared {
+            Some(n) if n < AUTO_MIN_CONTENT => u64::MAX,
+            Some(_) => AUTO_MIN_COMPRESSED_DECLARED,
+            None => AUTO_MIN_COMPRESSED_UNDECLARED,
+        }
     }
 
     /// Decides where `input` (`size` bytes when a regular file) goes, reading
@@ -183,8 +243,18 @@ impl Blockwise {
         file: Option<std::fs::File>,
     ) -> io::Result<Route> {
         let o = self;
-        let libzstd = |input, note: Option<String>| Ok(Route::Libzstd { input, note });
-        if o.decoder != Decoder::Perfkit {
+        // Why libzstd takes an input is said only when the block decoder
+        // was asked for by name.
+        let asked = o.decoder == Decoder::Perfkit;
+        let libzstd = |input, note: Option<String>| {
+            Ok(Route::Libzstd {
+                input,
+                note: note.filter(|_| asked),
+                one_thread: false,
+            })
+        };
+        let by_default = o.decoder == Decoder::Auto && o.threads >= 2;
+        if !asked && !by_default {
             return libzstd(input, None);
         }
         if dictionary {
@@ -226,6 +296,25 @@ impl Blockwise {
                 let note = Some(format!("{e}: decoded by libzstd"));
                 return libzstd(rest(head, input), note);
             }
+            // By default, a file the survey finds to pay goes to the
+            // pipeline, one frame that does not to libzstd's one thread.
+            if !asked {
+                let survey = match &file {
+                    Some(f) => zstdblock::survey(f, size, limit, Self::enough)?,
+                    None => None,
+                };
+                match survey {
+                    Some(s) if Self::pays(&s) => {}
+                    other => {
+                        let one = other.is_some_and(|s| s.after == zstdblock::After::Nothing);
+                        return Ok(Route::Libzstd {
+                            input: rest(head, input),
+                            note: None,
+                            one_thread: one,
+                        });
+                    }
+                }
+            }
             // Threads read a file in place: a read copied each byte once
             // more and faulted in a buffer per range in flight. One thread
             // reads it as it goes, holding no more than its window.
@@ -239,10 +328,15 @@ impl Blockwise {
                     zstdblock::MappedFile::map(f, size)
                 }
             });
-            if let Some(Ok(map)) = mapped {
-                return Ok(Route::Blocks {
-                    input: BlockInput::Mapped(map),
-                });
+            match mapped {
+                Some(Ok(map)) => {
+                    return Ok(Route::Blocks {
+                        input: BlockInput::Mapped(map),
+                    });
+                }
+                // By default only a file read in place.
+                _ if !asked => return libzstd(rest(head, input), None),
+                _ => {}
             }
             let left = size.saturating_sub(head.len() as u64);
             let input = rest(head, Box::new(input.take(left)));
@@ -434,110 +528,4 @@ impl<W: Write> Write for Skipping<W> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn skipping_drops_exactly_the_first_bytes_across_writes() {
-        let mut w = Skipping {
-            inner: Vec::new(),
-            skip: 5,
-        };
-        w.write_all(b"abc").unwrap();
-        w.write_all(b"defg").unwrap();
-        w.write_all(b"hi").unwrap();
-        assert_eq!(w.inner, b"fghi");
-    }
-
-    /// Fails its first write with `Interrupted`, which `write_all` retries.
-    struct InterruptedOnce {
-        out: Vec<u8>,
-        interrupted: bool,
-    }
-
-    impl Write for InterruptedOnce {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            if !self.interrupted {
-                self.interrupted = true;
-                return Err(io::ErrorKind::Interrupted.into());
-            }
-            self.out.write(buf)
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn skipping_drops_nothing_twice_when_a_write_is_retried() {
-        let mut w = Skipping {
-            inner: InterruptedOnce {
-                out: Vec::new(),
-                interrupted: false,
-            },
-            skip: 3,
-        };
-        // The first attempt fails after the skip is counted; the retry
-        // must skip the same bytes again, not write them.
-        w.write_all(b"abcdefg").unwrap();
-        assert_eq!(w.inner.out, b"defg");
-    }
-
-    /// On several threads a regular file is mapped where its handle is
-    /// given, else read as the pipeline goes, whatever its size; on one
-    /// thread a file that fits is held whole (its frames walked first).
-    /// Every way it decodes to its content.
-    #[test]
-    fn threads_map_a_file_or_read_it_as_they_go_and_one_thread_holds_it() {
-        let data = b"a line of text, and another one\n".repeat(100_000);
-        let frame = crate::compress(&data, crate::Recipe::Text).unwrap();
-        let size = frame.len() as u64;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("in.zst");
-        std::fs::write(&path, &frame).unwrap();
-        for (threads, handle, way) in [
-            (1, false, "held"),
-            (2, false, "streamed"),
-            (4, false, "streamed"),
-            (1, true, "held"),
-            (2, true, "mapped"),
-            (4, true, "mapped"),
-        ] {
-            let blockwise = Blockwise {
-                decoder: Decoder::Perfkit,
-                threads,
-                window: WindowLimit::Default,
-                verify_checksums: true,
-            };
-            let input = Box::new(io::Cursor::new(frame.clone()));
-            let file = handle.then(|| std::fs::File::open(&path).unwrap());
-            let Route::Blocks { input } = blockwise.route(false, input, Some(size), file).unwrap()
-            else {
-                panic!("{threads} threads: not the block decoder");
-            };
-            let got = match input {
-                BlockInput::Held(_) => "held",
-                BlockInput::Streamed { .. } => "streamed",
-                BlockInput::Mapped(_) => "mapped",
-            };
-            assert_eq!(got, way, "{threads} threads, handle {handle}");
-            let out = crate::pipeline::tests::Shared::default();
-            let (read, written) = blockwise
-                .decode(
-                    input,
-                    Some(Box::new(out.clone())),
-                    &mut || Err(io::ErrorKind::NotFound.into()),
-                    &mut |_| {},
-                    &mut |_| {},
-                )
-                .unwrap();
-            assert_eq!(
-                (read, written),
-                (size, data.len() as u64),
-                "{threads} threads"
-            );
-            assert!(*out.0.lock().unwrap() == data, "{threads} threads: content");
-        }
-    }
-}
+mod tests;

@@ -585,25 +585,30 @@ impl<'a> Run<'a> {
             Route::Libzstd {
                 input: reader,
                 note: None,
+                one_thread: false,
             }
         } else {
             o.blockwise()
                 .route(self.dictionary.is_some(), reader, size, file)
                 .map_err(|e| self.job_error(JobError::Input(e), sink))?
         };
-        let input = match route {
+        let (input, threads) = match route {
             Route::Blocks { input } => {
                 return self.blocks(name, sink, input, out, progress, console);
             }
-            Route::Libzstd { input, note } => {
+            Route::Libzstd {
+                input,
+                note,
+                one_thread,
+            } => {
                 if let (Some(note), true) = (note, o.verbose) {
                     console.note(&format!("{}: {note}", input_name(name)), None);
                 }
-                input
+                (input, if one_thread { 1 } else { o.threads })
             }
         };
         let done = self
-            .job(o.passes_through(sink))
+            .job(o.passes_through(sink), threads)
             .run(input, size, out, &mut |at| progress(Some(at)))
             .map_err(|e| self.job_error(e, sink))?;
         if let (Some(p), true) = (done.parallel, o.verbose) {
@@ -660,8 +665,8 @@ impl<'a> Run<'a> {
 
     /// What the options ask of each input, in zstdkit's terms
     /// ([`Settings::job`]); `pass_through`: a non-zstd input is copied
-    /// when decoding.
-    fn job(&self, pass_through: bool) -> Job<'a> {
+    /// when decoding; `threads`: `-T`'s, or fewer where the route says.
+    fn job(&self, pass_through: bool, threads: usize) -> Job<'a> {
         let o = self.options;
         let direction = match o.mode {
             Mode::Compress => Direction::Compress {
@@ -676,7 +681,7 @@ impl<'a> Run<'a> {
         Settings {
             direction,
             params: o.params,
-            threads: o.threads,
+            threads,
             window: o.window,
             verify_checksums: o.verify_checksums,
             dictionary: self.dictionary,

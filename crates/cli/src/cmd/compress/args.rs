@@ -178,8 +178,10 @@ struct FileArgs {
     #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
     memory: Option<u64>,
     /// Which zstd decoder decompresses: auto (the one that measured
-    /// faster: libzstd today), perfkit (the block decoder wherever it
-    /// applies, one frame on -T threads, one thread too), libzstd.
+    /// faster: the block decoder's pipeline for one frame of 64 MiB or
+    /// more in a file on -T2 and up, libzstd otherwise), perfkit (the
+    /// block decoder wherever it applies, one frame on -T threads, one
+    /// thread too), libzstd.
     #[arg(long, value_enum, default_value = "auto", value_name = "DECODER")]
     decoder: DecoderArg,
     /// Threads (0: one per core; 1, the default: the calling thread).
@@ -320,8 +322,9 @@ enum AutoThreads {
 /// `--decoder`'s values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum DecoderArg {
-    /// The decoder that measured faster on one frame: libzstd today
-    /// (the block decoder's pipeline was slower on two cores).
+    /// The decoder that measured faster on one frame: the block
+    /// decoder's pipeline for one large frame in a file on two threads or
+    /// more, libzstd otherwise.
     Auto,
     /// perfkit's block decoder wherever it applies, on one thread too
     /// (for tests and benchmarks).
