@@ -129,9 +129,9 @@ pub enum Route {
         /// Whether libzstd's path should keep to one thread whatever `-T`
         /// says: by default, for a file found to be one frame, which
         /// zstdkit's frame-parallel decoding would read whole, decode on
-        /// one worker and write only then (on two cores 0.43-0.89x `-T1`'s
-        /// read-ahead, decode and write-behind, on 4-32 MiB frames of
-        /// docs/compress.md's kinds).
+        /// one worker and write only then (on two cores 0.39-0.90x `-T1`'s
+        /// read-ahead, decode and write-behind on 4-32 MiB frames of
+        /// sources, libraries, docs and logs; docs/compress.md).
         one_thread: bool,
     },
     /// To the block decoder ([`Blockwise::decode`]).
