@@ -256,7 +256,8 @@ fn frames_the_zstd_cli_makes_decode_as_zstd_d_decodes_them() {
 /// (sources and libraries, `zstd -1`) through the pipeline, and decode it
 /// as `zstd -d` does; `-T1` leaves it to libzstd, as does `-T2` when the
 /// frame is 60 MiB (under the least it pays from), on one thread, not
-/// frame-parallel (which would hold the one frame whole).
+/// frame-parallel (which would hold the one frame whole), and `-T2`
+/// writing into a pipe, whose reader needs a core.
 #[test]
 fn by_default_threads_decode_one_large_frame_through_the_pipeline() {
     let Some(Scratch { dir, input, output }) = scratch() else {
@@ -286,6 +287,20 @@ fn by_default_threads_decode_one_large_frame_through_the_pipeline() {
             assert!(!stderr.contains("frames decoded on"), "{case}: {stderr}");
         }
     }
+    std::fs::write(&input, zstd(dir.path(), &data, &["-1"], false)).unwrap();
+    let piped = perfkit()
+        .args(["decompress", "-v", "--no-progress", "-T2", "-c"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success(), "{stderr}");
+    assert!(piped.stdout == data, "into a pipe");
+    assert!(!stderr.contains("block decoder"), "into a pipe: {stderr}");
+    assert!(
+        !stderr.contains("frames decoded on"),
+        "into a pipe: {stderr}"
+    );
 }
 
 /// Damaged copies of `frame`: a bit flipped in several blocks, cuts, and

@@ -9,8 +9,8 @@
 //! [`AUTO_MIN_CONTENT`] bytes with [`AUTO_MIN_COMPRESSED_DECLARED`] of
 //! compressed blocks, or declares none and has
 //! [`AUTO_MIN_COMPRESSED_UNDECLARED`], found by [`zstdblock::survey`]);
-//! on one thread, and on smaller frames, where it measured slower, libzstd
-//! keeps them, a file of one frame on one thread whatever `-T` says
+//! on one thread, on smaller frames and into a pipe, where it measured
+//! slower, libzstd keeps them, a file of one frame on one thread whatever `-T` says
 //! ([`Route::Libzstd`]'s `one_thread`). Asked for by name
 //! ([`Decoder::Perfkit`]) it takes every input it can, on one thread too,
 //! whatever its size.
@@ -47,7 +47,7 @@
 //! };
 //! let size = frame.len() as u64;
 //! let input = Box::new(std::io::Cursor::new(frame));
-//! let Route::Blocks { input } = blockwise.route(false, input, Some(size), None)? else {
+//! let Route::Blocks { input } = blockwise.route(false, input, Some(size), None, false)? else {
 //!     return Err("one frame, the block decoder asked for by name, takes it".into());
 //! };
 //! let mut notes = Vec::new();
@@ -72,8 +72,9 @@ use super::{Decompress, Job, JobError, WindowLimit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Decoder {
     /// The decoder that measured faster: the block decoder's pipeline for
-    /// one large frame in a regular file on two threads or more
-    /// ([`Blockwise::pays`]), libzstd for everything else (on two cores
+    /// one large frame in a regular file on two threads or more, not
+    /// written into a pipe ([`Blockwise::pays`]), libzstd for everything
+    /// else (on two cores
     /// the pipeline was slower than libzstd's one thread on frames below
     /// 64 MiB of some kinds, docs/compress.md, and `-T2` must never be
     /// slower than `-T1`).
@@ -229,18 +230,53 @@ impl Blockwise {
         }
     }
 
+    /// [`Decoder::Auto`]'s answer for a regular file of `size` bytes on
+    /// threads, from its survey (`file`, a handle on it; none: not
+    /// surveyed): `None` when the pipeline takes it, else whether libzstd
+    /// keeps to one thread (the file is one frame). `piped`: as
+    /// [`Blockwise::route`]'s.
+    fn by_default(
+        file: Option<&std::fs::File>,
+        size: u64,
+        window_limit: u64,
+        piped: bool,
+    ) -> io::Result<Option<bool>> {
+        // Into a pipe the pipeline never pays: the survey goes on to tell
+        // one frame from several.
+        let enough = |declared| {
+            if piped {
+                u64::MAX
+            } else {
+                Self::enough(declared)
+            }
+        };
+        let survey = match file {
+            Some(f) => zstdblock::survey(f, size, window_limit, enough)?,
+            None => None,
+        };
+        Ok(match survey {
+            Some(s) if !piped && Self::pays(&s) => None,
+            other => Some(other.is_some_and(|s| s.after == zstdblock::After::Nothing)),
+        })
+    }
+
     /// Decides where `input` (`size` bytes when a regular file) goes, reading
     /// as much of it as that takes; what was read stays part of the input
     /// whichever way it goes. `dictionary`: the frames are decoded with a
     /// dictionary. `file`: the regular file `input` reads from its start
-    /// (another handle on it), when there is one, for threads to map. Asked of plain decompression
-    /// only: compressing and patches are libzstd's.
+    /// (another handle on it), when there is one, for threads to map.
+    /// `piped`: the output goes to another process through a pipe or a
+    /// socket, whose reader needs a core the pipeline would take (on two
+    /// cores the pipeline then ran at 0.73-0.96x `-T1`), so by default
+    /// libzstd keeps it. Asked of plain decompression only: compressing
+    /// and patches are libzstd's.
     pub fn route(
         &self,
         dictionary: bool,
         mut input: Box<dyn Read + Send>,
         size: Option<u64>,
         file: Option<std::fs::File>,
+        piped: bool,
     ) -> io::Result<Route> {
         let o = self;
         // Why libzstd takes an input is said only when the block decoder
@@ -298,22 +334,13 @@ impl Blockwise {
             }
             // By default, a file the survey finds to pay goes to the
             // pipeline, one frame that does not to libzstd's one thread.
-            if !asked {
-                let survey = match &file {
-                    Some(f) => zstdblock::survey(f, size, limit, Self::enough)?,
-                    None => None,
-                };
-                match survey {
-                    Some(s) if Self::pays(&s) => {}
-                    other => {
-                        let one = other.is_some_and(|s| s.after == zstdblock::After::Nothing);
-                        return Ok(Route::Libzstd {
-                            input: rest(head, input),
-                            note: None,
-                            one_thread: one,
-                        });
-                    }
-                }
+            if !asked && let Some(one_thread) = Self::by_default(file.as_ref(), size, limit, piped)?
+            {
+                return Ok(Route::Libzstd {
+                    input: rest(head, input),
+                    note: None,
+                    one_thread,
+                });
             }
             // Threads read a file in place: a read copied each byte once
             // more and faulted in a buffer per range in flight. One thread

@@ -39,6 +39,26 @@ pub enum Sink {
     Joined(PathBuf),
 }
 
+impl Sink {
+    /// Whether another process reads the output through a pipe or a
+    /// socket (stdout, or a named pipe given as the output): its reader
+    /// needs a core of its own while the output is written.
+    pub fn piped(&self) -> bool {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let meta = match self {
+            Sink::Stdout => io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .and_then(|fd| File::from(fd).metadata())
+                .ok(),
+            Sink::File(path) | Sink::Joined(path) => std::fs::metadata(path).ok(),
+            Sink::Discard => None,
+        };
+        meta.is_some_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
+    }
+}
+
 /// Every input's output, planned before any is written, and how the
 /// outputs meet: two inputs that map to one file (`--output-dir-flat`
 /// with two `f`, `a.zst` and `a.gz`, a file given twice), or an output

@@ -589,7 +589,7 @@ impl<'a> Run<'a> {
             }
         } else {
             o.blockwise()
-                .route(self.dictionary.is_some(), reader, size, file)
+                .route(self.dictionary.is_some(), reader, size, file, sink.piped())
                 .map_err(|e| self.job_error(JobError::Input(e), sink))?
         };
         let (input, threads) = match route {

@@ -179,7 +179,8 @@ struct FileArgs {
     memory: Option<u64>,
     /// Which zstd decoder decompresses: auto (the one that measured
     /// faster: the block decoder's pipeline for one frame of 64 MiB or
-    /// more in a file on -T2 and up, libzstd otherwise), perfkit (the
+    /// more in a file on -T2 and up, not into a pipe; libzstd otherwise),
+    /// perfkit (the
     /// block decoder wherever it applies, one frame on -T threads, one
     /// thread too), libzstd.
     #[arg(long, value_enum, default_value = "auto", value_name = "DECODER")]

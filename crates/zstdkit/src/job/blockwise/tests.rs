@@ -95,7 +95,9 @@ fn threads_map_a_file_or_read_it_as_they_go_and_one_thread_holds_it() {
         };
         let input = Box::new(io::Cursor::new(frame.clone()));
         let file = handle.then(|| std::fs::File::open(&path).unwrap());
-        let Route::Blocks { input } = blockwise.route(false, input, Some(size), file).unwrap()
+        let Route::Blocks { input } = blockwise
+            .route(false, input, Some(size), file, false)
+            .unwrap()
         else {
             panic!("{threads} threads: not the block decoder");
         };
@@ -227,6 +229,28 @@ fn by_default_threads_take_only_a_large_frame_with_blocks_to_share() {
         ("66 MiB of one line", &line, Auto, 2, true, one),
         ("66 MiB stored", &stored, Auto, 2, true, one),
     ];
+    // Into a pipe, whose reader needs a core, libzstd's one thread keeps
+    // even the frame that pays.
+    std::fs::write(&path, &large_frame).unwrap();
+    let blockwise = Blockwise {
+        decoder: Auto,
+        threads: 2,
+        window: WindowLimit::Default,
+        verify_checksums: true,
+    };
+    let (input, file) = (
+        std::fs::File::open(&path).unwrap(),
+        std::fs::File::open(&path),
+    );
+    let size = Some(large_frame.len() as u64);
+    let route = blockwise.route(false, Box::new(input), size, file.ok(), true);
+    assert!(matches!(
+        route.unwrap(),
+        Route::Libzstd {
+            one_thread: true,
+            ..
+        }
+    ));
     for (name, frame, decoder, threads, handle, way) in cases {
         std::fs::write(&path, frame).unwrap();
         let blockwise = Blockwise {
@@ -238,7 +262,10 @@ fn by_default_threads_take_only_a_large_frame_with_blocks_to_share() {
         let size = frame.len() as u64;
         let file = handle.then(|| std::fs::File::open(&path).unwrap());
         let input = Box::new(std::fs::File::open(&path).unwrap());
-        match blockwise.route(false, input, Some(size), file).unwrap() {
+        match blockwise
+            .route(false, input, Some(size), file, false)
+            .unwrap()
+        {
             Route::Libzstd {
                 note, one_thread, ..
             } => {
