@@ -1,6 +1,6 @@
-//! Untrusted bytes into zstdblock (one thread, and its pipeline on two)
-//! and libzstd's one-shot decoder (`ZSTD_decompressDCtx`): the same
-//! output, or both an error. The one
+//! Untrusted bytes into zstdblock (one thread, and its pipeline on two,
+//! and its survey of a file's headers) and libzstd's one-shot decoder
+//! (`ZSTD_decompressDCtx`): the same output, or both an error. The one
 //! allowance is input zstdblock refuses by the RFC where libzstd is laxer
 //! (`Error::libzstd_may_accept`), and legacy frames, which libzstd still
 //! reads and zstdblock does not.
@@ -29,6 +29,23 @@ impl std::io::Write for Bounded {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// The fuzzed bytes read by position, as [`zstdblock::survey`] reads a
+/// file.
+struct ByPosition<'a>(&'a [u8]);
+
+impl std::os::unix::fs::FileExt for ByPosition<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let start = usize::try_from(offset).map_or(self.0.len(), |o| o.min(self.0.len()));
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
+
+    fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }
 
@@ -81,6 +98,24 @@ fuzz_target!(|data: &[u8]| {
         (Err(StreamError::Sink(_)), _) | (_, Err(StreamError::Sink(_))) => {}
         (Err(StreamError::Input(e)), _) => panic!("reading a slice failed: {e}"),
         (_, Err(StreamError::Input(e))) => panic!("reading a slice failed: {e}"),
+    }
+    // The survey (headers read by position) never panics; a first frame
+    // the decoder took whole surveys, declaring what libzstd reads.
+    let surveyed = zstdblock::survey(&ByPosition(data), data.len() as u64, u64::MAX, |_| u64::MAX)
+        .expect("reading a slice by position");
+    if data.starts_with(&zstdblock::MAGIC.to_le_bytes()) {
+        if ours.is_ok() {
+            assert!(
+                surveyed.is_some(),
+                "the decoder takes what the survey refuses"
+            );
+        }
+        if let (Some(s), Ok(declared)) = (surveyed, zstd_safe::get_frame_content_size(data)) {
+            assert_eq!(
+                s.declared, declared,
+                "the survey and libzstd read other sizes"
+            );
+        }
     }
     let mut theirs = Vec::with_capacity(MAX_OUTPUT);
     let verdict = zstd_safe::DCtx::create().decompress(&mut theirs, data);
