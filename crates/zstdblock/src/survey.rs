@@ -59,13 +59,14 @@ pub fn survey<F: FileExt>(
     let Some(head) = reader.read(at, &mut head)? else {
         return Ok(None);
     };
-    let (header_size, header) = match frame_start(head, 0, 0, window_limit) {
-        Ok(frame) => match frame.kind {
-            FrameKind::Zstd(h) => (frame.range.end as u64, h),
-            FrameKind::Skippable { .. } => return Ok(None),
-        },
-        Err(_) => return Ok(None),
+    // Not skippable (those were passed over), so a zstd frame or nothing.
+    let Ok(frame) = frame_start(head, 0, 0, window_limit) else {
+        return Ok(None);
     };
+    let FrameKind::Zstd(header) = frame.kind else {
+        return Ok(None);
+    };
+    let header_size = frame.range.end as u64;
     let enough = enough(header.content_size);
     let mut found = Survey {
         declared: header.content_size,
