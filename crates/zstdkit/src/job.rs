@@ -63,6 +63,7 @@ pub mod outputs;
 pub mod range;
 pub mod settings;
 pub mod summary;
+mod threads;
 #[cfg(feature = "blockwise")]
 pub mod tool;
 
@@ -203,7 +204,7 @@ impl Job<'_> {
     ) -> Result<Outcome, JobError> {
         match *self {
             Job::Compress(how) => how.run(input, size, output, progress),
-            Job::Decompress(how) => how.run(input, output, progress),
+            Job::Decompress(how) => how.run(input, size, output, progress),
         }
     }
 }
@@ -273,6 +274,7 @@ impl Decompress<'_> {
     fn run(
         self,
         input: Box<dyn Read + Send>,
+        size: Option<u64>,
         output: Option<Box<dyn Write + Send>>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Outcome, JobError> {
@@ -299,8 +301,14 @@ impl Decompress<'_> {
             // from the kernel to the walker with no reader thread's copy
             // between.
             let mut head = io::BufReader::with_capacity(HEAD_SIZE, input);
-            if parallel::splits(head.fill_buf().map_err(JobError::Input)?) {
-                return decode_parallel(head, output, threads, make, progress);
+            let first = head.fill_buf().map_err(JobError::Input)?;
+            if parallel::splits(first) {
+                // A file of one frame was routed to one thread already
+                // (`blockwise`); one from a pipe is known only at its end.
+                if size.is_none() && first.starts_with(&crate::frame::ZSTD_MAGIC.to_le_bytes()) {
+                    return threads::first_alone(head, output, threads, make, progress);
+                }
+                return threads::frames(head, output, threads, make, progress);
             }
             input = Box::new(head);
         }
@@ -691,41 +699,20 @@ fn decode_streaming(
         progress(decoder.consumed());
     }
     let read = decoder.consumed();
-    let written = match out {
-        Some(w) => w.finish().map_err(JobError::Output)?,
-        None => discarded,
-    };
     Ok(Outcome {
         read,
-        written,
+        written: finish(out, discarded)?,
         parallel: None,
         passed_through: false,
     })
 }
 
-/// Each frame decoded by one of `threads` threads, written in order
-/// straight to `output` (the workers' buffers are the write-behind).
-fn decode_parallel(
-    input: impl Read,
-    output: Option<Box<dyn Write + Send>>,
-    threads: usize,
-    make: impl Fn() -> Result<Decompressor, Error>,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Outcome, JobError> {
-    let mut sink: Box<dyn Write + Send> = output.unwrap_or_else(|| Box::new(io::sink()));
-    let done =
-        parallel::decode(input, &mut *sink, threads, make, progress).map_err(|e| match e {
-            // The frame walker's reads and the writes share the variant.
-            Error::Io(e) => JobError::InputOrOutput(e),
-            other => JobError::Codec(other),
-        })?;
-    sink.flush().map_err(JobError::Output)?;
-    Ok(Outcome {
-        read: done.read,
-        written: done.written,
-        parallel: Some(done),
-        passed_through: false,
-    })
+/// What `out` wrote once flushed, or `discarded` when there is none.
+fn finish(out: Option<WriteBehind>, discarded: u64) -> Result<u64, JobError> {
+    match out {
+        Some(w) => w.finish().map_err(JobError::Output),
+        None => Ok(discarded),
+    }
 }
 
 #[cfg(test)]

@@ -212,6 +212,29 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     out: &mut W,
     workers: usize,
     make: impl Fn() -> Result<Decompressor>,
+    progress: impl FnMut(u64),
+) -> Result<Decoded> {
+    decode_walker(FrameWalker::new(input), out, workers, make, progress)
+}
+
+/// [`decode`] of the rest of a stream whose first units `walker` passed
+/// over already: the counts, the offsets and the frames' numbers include
+/// them.
+pub(crate) fn decode_rest<R: Read, W: Write + ?Sized>(
+    walker: FrameWalker<R>,
+    out: &mut W,
+    workers: usize,
+    make: impl Fn() -> Result<Decompressor>,
+    progress: impl FnMut(u64),
+) -> Result<Decoded> {
+    decode_walker(walker, out, workers, make, progress)
+}
+
+fn decode_walker<R: Read, W: Write + ?Sized>(
+    mut walker: FrameWalker<R>,
+    out: &mut W,
+    workers: usize,
+    make: impl Fn() -> Result<Decompressor>,
     mut progress: impl FnMut(u64),
 ) -> Result<Decoded> {
     let states = (0..workers.max(1))
@@ -220,7 +243,6 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     let mut pool = Pool::new(states, decode_job)?;
     // The decompressor for frames too large to hand out, made at the first.
     let mut streamer: Option<Decompressor> = None;
-    let mut walker = FrameWalker::new(input);
     let mut spare: Vec<Buffers> = Vec::new();
     let mut done = Decoded::default();
     let limit_in_flight = 2 * pool.workers() as u64;
@@ -281,7 +303,7 @@ pub fn decode<R: Read, W: Write + ?Sized>(
                         Some(d) => d,
                         None => make()?,
                     };
-                    let (d, n) = stream_frame(&mut walker, &frame, d, out)
+                    let (d, n) = stream_frame(&mut walker, &frame, d, out, &mut progress)
                         .map_err(|e| in_frame(index, offset, e))?;
                     streamer = Some(d);
                     done.written += n;
@@ -322,13 +344,14 @@ fn in_frame(index: u64, offset: u64, e: Error) -> Error {
 
 /// Decodes the zstd frame whose first bytes are `passed` (already taken
 /// from the walker) and whose rest is at the walker's position, on this
-/// thread, straight into `out`; returns the decompressor for reuse and the
-/// bytes written.
-fn stream_frame<R: Read, W: Write + ?Sized>(
+/// thread, straight into `out`; `progress` hears the walker's offset as
+/// it reads on. Returns the decompressor for reuse and the bytes written.
+pub(crate) fn stream_frame<R: Read, W: Write + ?Sized>(
     walker: &mut FrameWalker<R>,
     passed: &[u8],
     d: Decompressor,
     out: &mut W,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<(Decompressor, u64)> {
     let mut raw = RawDecoder::with_decompressor(d);
     let mut buf = vec![0u8; 1 << 17];
@@ -340,6 +363,7 @@ fn stream_frame<R: Read, W: Write + ?Sized>(
             let step = raw.decode(data, &mut buf)?;
             let ended = data.is_empty();
             walker.consume(step.consumed);
+            progress(walker.offset());
             (step, ended)
         } else {
             let step = raw.decode(passed, &mut buf)?;

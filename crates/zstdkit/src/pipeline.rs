@@ -199,7 +199,8 @@ pub struct WriteBehind {
     allocated: usize,
     buffers: usize,
     written: u64,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    /// The writing thread, which gives the sink back when it is done.
+    thread: Option<JoinHandle<io::Result<Box<dyn Write + Send>>>>,
 }
 
 impl WriteBehind {
@@ -284,11 +285,11 @@ impl WriteBehind {
         self.to_writer = None;
         match self.join() {
             Err(e) => e,
-            Ok(()) => io::Error::other("the output writer stopped unexpectedly"),
+            Ok(_) => io::Error::other("the output writer stopped unexpectedly"),
         }
     }
 
-    fn join(&mut self) -> io::Result<()> {
+    fn join(&mut self) -> io::Result<Box<dyn Write + Send>> {
         match self.thread.take() {
             Some(t) => t
                 .join()
@@ -299,29 +300,37 @@ impl WriteBehind {
 
     /// Writes what is left, waits for the thread and returns the bytes
     /// written, or the first error the sink gave.
-    pub fn finish(mut self) -> io::Result<u64> {
+    pub fn finish(self) -> io::Result<u64> {
+        self.into_sink().map(|(_, written)| written)
+    }
+
+    /// As [`finish`](WriteBehind::finish), and gives the sink back (flushed)
+    /// for the caller to write to directly.
+    pub fn into_sink(mut self) -> io::Result<(Box<dyn Write + Send>, u64)> {
         self.hand_over()?;
         self.to_writer = None;
-        self.join()?;
-        Ok(self.written)
+        let sink = self.join()?;
+        Ok((sink, self.written))
     }
 }
 
 /// The writing thread: writes each chunk and returns its buffer, then
-/// flushes the sink once the producer is done. The first error ends it;
+/// flushes the sink once the producer is done and gives it back. The
+/// first error ends it;
 /// the producer learns of it when its next hand-over finds the channels
 /// closed.
 fn write_loop(
     mut sink: Box<dyn Write + Send>,
     chunks: &Receiver<Chunk>,
     free: &SyncSender<Vec<u8>>,
-) -> io::Result<()> {
+) -> io::Result<Box<dyn Write + Send>> {
     for chunk in chunks {
         sink.write_all(&chunk.buf[..chunk.len])?;
         // Never blocks: the channel has room for every buffer.
         let _ = free.try_send(chunk.buf);
     }
-    sink.flush()
+    sink.flush()?;
+    Ok(sink)
 }
 
 impl Write for WriteBehind {

@@ -389,8 +389,13 @@ fn zstds_frames_decode_on_one_thread_or_several() {
     let parts = [data(200_000, 8), data(10, 9), data(300_000, 10)];
     let input: Vec<u8> = parts.iter().flat_map(|p| zstd_compress(p, 3)).collect();
     let want = parts.concat();
-    for threads in [1, 2, 4] {
-        let (out, done, last) = run(frames(threads), &input, None).unwrap();
+    // A file's size, or none (a pipe), where the first frame streams in
+    // order and only the rest goes to the workers.
+    for (threads, size) in [1, 2, 4]
+        .into_iter()
+        .flat_map(|t| [(t, None), (t, Some(input.len()))])
+    {
+        let (out, done, last) = run(frames(threads), &input, size.map(|n| n as u64)).unwrap();
         assert_eq!(out, want, "{threads} threads");
         assert_eq!(
             (done.read, done.written),
@@ -398,8 +403,47 @@ fn zstds_frames_decode_on_one_thread_or_several() {
         );
         assert_eq!(last, done.read);
         match done.parallel {
-            Some(p) => assert_eq!((threads > 1, p.frames, p.streamed), (true, 3, 0)),
+            Some(p) => assert_eq!(
+                (threads > 1, p.frames, p.streamed),
+                (true, 3, u64::from(size.is_none()))
+            ),
             None => assert_eq!(threads, 1),
+        }
+    }
+}
+
+#[test]
+fn from_a_pipe_a_lone_frame_is_decoded_as_one_thread_decodes_it() {
+    let want = data(700_000, 12);
+    let one = zstd_compress(&want, 3);
+    let mut reported = Vec::new();
+    let done = frames(2)
+        .run(
+            Box::new(io::Cursor::new(one.clone())),
+            None,
+            Some(Box::new(Shared::default())),
+            &mut |at| reported.push(at),
+        )
+        .unwrap();
+    // No worker took it: the outcome is one thread's.
+    assert!(done.parallel.is_none());
+    assert_eq!(
+        (done.read, done.written),
+        (one.len() as u64, want.len() as u64)
+    );
+    // Heard as it is read, not only at its end.
+    assert!(reported.len() > 1 && reported.last() == Some(&done.read));
+    let (out, ..) = run(frames(2), &one, None).unwrap();
+    assert_eq!(out, zstd_decompress(&one, want.len()));
+    // What follows the first frame is named as the workers name it, by
+    // its number and offset in the whole input.
+    for tail in [&b"not zstd"[..], &one[..one.len() / 2]] {
+        let input = [&one[..], &one[..], tail].concat();
+        match run(frames(2), &input, None) {
+            Err(JobError::Codec(Error::InFrame { index, offset, .. })) => {
+                assert_eq!((index, offset), (2, 2 * one.len() as u64))
+            }
+            other => panic!("{:?}", other.map(|(_, done, _)| done)),
         }
     }
 }
@@ -567,21 +611,27 @@ fn errors_say_which_side_failed() {
         }
     }
     // Several threads decoding write from the frame walker: either side.
+    // From a pipe (no size) the first frame is written behind, whose
+    // writer's error is the output's once the frame is decoded.
     let packed: Vec<u8> = input
         .chunks(1 << 20)
         .flat_map(|c| zstd_compress(c, 1))
         .collect();
-    let err = frames(2)
-        .run(
-            Box::new(io::Cursor::new(packed)),
-            None,
-            refusing(),
-            &mut |_| {},
-        )
-        .unwrap_err();
-    match err {
-        JobError::InputOrOutput(e) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe),
-        other => panic!("{other:?}"),
+    for size in [Some(packed.len() as u64), None] {
+        let err = frames(2)
+            .run(
+                Box::new(io::Cursor::new(packed.clone())),
+                size,
+                refusing(),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        match (err, size) {
+            (JobError::InputOrOutput(e), _) | (JobError::Output(e), None) => {
+                assert_eq!(e.kind(), io::ErrorKind::BrokenPipe)
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
 

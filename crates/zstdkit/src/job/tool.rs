@@ -613,7 +613,7 @@ impl<'a> Run<'a> {
             .map_err(|e| self.job_error(e, sink))?;
         if let (Some(p), true) = (done.parallel, o.verbose) {
             console.say(&format!(
-                "{} frames decoded on {} threads, {} of them in order on one (too large to hold)",
+                "{} frames decoded on {} threads, {} of them in order on one (too large to hold, or first from a pipe)",
                 p.frames, o.threads, p.streamed
             ));
         }
