@@ -5,11 +5,12 @@
 
 use std::io::{self, Read, Write};
 
-use super::{JobError, Outcome, behind, finish};
+use super::{JobError, Outcome, PIPE_BUFFERS, READ_SIZE, behind, finish};
 use crate::context::Decompressor;
 use crate::error::Error;
 use crate::frame::FrameWalker;
 use crate::parallel::{self, Decoded};
+use crate::pipeline::ReadAhead;
 
 /// Each frame decoded by one of `threads` threads, written in order
 /// straight to `output` (the workers' buffers are the write-behind).
@@ -40,12 +41,17 @@ pub(super) fn frames(
 /// with nothing overlapped: 0.5-0.8x the time of `-T1` on frames of 8-32
 /// MiB from a pipe (see the commit).
 pub(super) fn first_alone(
-    input: impl Read,
+    input: impl Read + Send + 'static,
     output: Option<Box<dyn Write + Send>>,
     threads: usize,
     make: impl Fn() -> Result<Decompressor, Error>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, JobError> {
+    // Read ahead on a thread of its own, as one thread reads: a 2:1 frame
+    // read on the decoding thread waited on its writer (docs to
+    // `/dev/null`: 19.5 ms of wall for 15.0 of CPU, against 15.8 at `-T1`).
+    let input =
+        ReadAhead::new(Box::new(input), PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
     let mut walker = FrameWalker::new(input);
     let mut out = behind(output)?;
     let decompressor = make()?;
