@@ -233,18 +233,19 @@ impl Blockwise {
     /// [`Decoder::Auto`]'s answer for a regular file of `size` bytes on
     /// threads, from its survey (`file`, a handle on it; none: not
     /// surveyed): `None` when the pipeline takes it, else whether libzstd
-    /// keeps to one thread (the file is one frame). `piped`: as
-    /// [`Blockwise::route`]'s.
+    /// keeps to one thread (the file is one frame). `barred`: the
+    /// pipeline may not take it (output into a pipe, as
+    /// [`Blockwise::route`]'s `piped`; a dictionary).
     fn by_default(
         file: Option<&std::fs::File>,
         size: u64,
         window_limit: u64,
-        piped: bool,
+        barred: bool,
     ) -> io::Result<Option<bool>> {
-        // Into a pipe the pipeline never pays: the survey goes on to tell
-        // one frame from several.
+        // Where the pipeline never pays, the survey goes on to tell one
+        // frame from several.
         let enough = |declared| {
-            if piped {
+            if barred {
                 u64::MAX
             } else {
                 Self::enough(declared)
@@ -255,7 +256,7 @@ impl Blockwise {
             None => None,
         };
         Ok(match survey {
-            Some(s) if !piped && Self::pays(&s) => None,
+            Some(s) if !barred && Self::pays(&s) => None,
             other => Some(other.is_some_and(|s| s.after == zstdblock::After::Nothing)),
         })
     }
@@ -294,6 +295,18 @@ impl Blockwise {
             return libzstd(input, None);
         }
         if dictionary {
+            // By default a file of one frame goes to one thread here too:
+            // the frame-parallel path would hold it whole for one worker.
+            if let (false, Some(size)) = (asked, size)
+                && Self::by_default(file.as_ref(), size, window_bytes(o.window), true)?
+                    == Some(true)
+            {
+                return Ok(Route::Libzstd {
+                    input,
+                    note: None,
+                    one_thread: true,
+                });
+            }
             let note = "-D: decoded by libzstd, which holds the dictionary";
             return libzstd(input, Some(note.into()));
         }

@@ -251,6 +251,24 @@ fn by_default_threads_take_only_a_large_frame_with_blocks_to_share() {
             ..
         }
     ));
+    // With a dictionary (these frames name none, which libzstd allows)
+    // the pipeline may not take a file; one frame keeps to one thread.
+    for (frame, want_one) in [(&large_frame, true), (&short, true), (&two, false)] {
+        std::fs::write(&path, frame).unwrap();
+        let blockwise = Blockwise {
+            decoder: Auto,
+            threads: 2,
+            window: WindowLimit::Default,
+            verify_checksums: true,
+        };
+        let size = Some(frame.len() as u64);
+        let input = Box::new(std::fs::File::open(&path).unwrap());
+        let file = std::fs::File::open(&path).ok();
+        match blockwise.route(true, input, size, file, false).unwrap() {
+            Route::Libzstd { one_thread, .. } => assert_eq!(one_thread, want_one),
+            Route::Blocks { .. } => panic!("the pipeline took a frame with a dictionary"),
+        }
+    }
     for (name, frame, decoder, threads, handle, way) in cases {
         std::fs::write(&path, frame).unwrap();
         let blockwise = Blockwise {
