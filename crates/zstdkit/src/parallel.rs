@@ -214,23 +214,13 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     make: impl Fn() -> Result<Decompressor>,
     progress: impl FnMut(u64),
 ) -> Result<Decoded> {
-    decode_walker(FrameWalker::new(input), out, workers, make, progress)
+    decode_rest(FrameWalker::new(input), out, workers, make, progress)
 }
 
-/// [`decode`] of the rest of a stream whose first units `walker` passed
-/// over already: the counts, the offsets and the frames' numbers include
-/// them.
+/// [`decode`] of the rest of a stream, from where `walker` is: the units
+/// it passed over already count in the result, the offsets and the
+/// frames' numbers.
 pub(crate) fn decode_rest<R: Read, W: Write + ?Sized>(
-    walker: FrameWalker<R>,
-    out: &mut W,
-    workers: usize,
-    make: impl Fn() -> Result<Decompressor>,
-    progress: impl FnMut(u64),
-) -> Result<Decoded> {
-    decode_walker(walker, out, workers, make, progress)
-}
-
-fn decode_walker<R: Read, W: Write + ?Sized>(
     mut walker: FrameWalker<R>,
     out: &mut W,
     workers: usize,

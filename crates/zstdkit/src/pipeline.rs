@@ -316,9 +316,8 @@ impl WriteBehind {
 
 /// The writing thread: writes each chunk and returns its buffer, then
 /// flushes the sink once the producer is done and gives it back. The
-/// first error ends it;
-/// the producer learns of it when its next hand-over finds the channels
-/// closed.
+/// first error ends it; the producer learns of it when its next
+/// hand-over finds the channels closed.
 fn write_loop(
     mut sink: Box<dyn Write + Send>,
     chunks: &Receiver<Chunk>,

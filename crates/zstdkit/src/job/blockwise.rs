@@ -297,7 +297,8 @@ impl Blockwise {
         if dictionary {
             // By default a file of one frame goes to one thread here too:
             // the frame-parallel path would hold it whole for one worker.
-            if let (false, Some(size)) = (asked, size)
+            if !asked
+                && let Some(size) = size
                 && Self::by_default(file.as_ref(), size, window_bytes(o.window), true)?
                     == Some(true)
             {
