@@ -293,7 +293,8 @@ pub(crate) fn decode_rest<R: Read, W: Write + ?Sized>(
                         Some(d) => d,
                         None => make()?,
                     };
-                    let (d, n) = stream_frame(&mut walker, &frame, d, out, &mut progress)
+                    let mut copied = Copied::new(&mut *out);
+                    let (d, n) = stream_frame(&mut walker, &frame, d, &mut copied, &mut progress)
                         .map_err(|e| in_frame(index, offset, e))?;
                     streamer = Some(d);
                     done.written += n;
@@ -332,35 +333,83 @@ fn in_frame(index: u64, offset: u64, e: Error) -> Error {
     }
 }
 
+/// Where [`stream_frame`] decodes to: room lent by the output itself (a
+/// write-behind's buffer, so no byte is copied again), or a buffer of
+/// this thread's copied into a writer ([`Copied`]).
+pub(crate) trait Room {
+    /// Room to decode into, never empty.
+    fn room(&mut self) -> std::io::Result<&mut [u8]>;
+    /// The first `n` bytes of the last room hold output.
+    fn filled(&mut self, n: usize) -> std::io::Result<()>;
+}
+
+impl Room for crate::pipeline::WriteBehind {
+    fn room(&mut self) -> std::io::Result<&mut [u8]> {
+        self.spare()
+    }
+
+    fn filled(&mut self, n: usize) -> std::io::Result<()> {
+        self.advance(n);
+        Ok(())
+    }
+}
+
+/// A writer that lends no room: output is decoded into a buffer here and
+/// written from it.
+pub(crate) struct Copied<'w, W: ?Sized> {
+    buf: Vec<u8>,
+    out: &'w mut W,
+}
+
+impl<'w, W: Write + ?Sized> Copied<'w, W> {
+    /// `out`, behind a buffer of zstd's block size.
+    pub(crate) fn new(out: &'w mut W) -> Self {
+        Copied {
+            buf: vec![0u8; 1 << 17],
+            out,
+        }
+    }
+}
+
+impl<W: Write + ?Sized> Room for Copied<'_, W> {
+    fn room(&mut self) -> std::io::Result<&mut [u8]> {
+        Ok(&mut self.buf)
+    }
+
+    fn filled(&mut self, n: usize) -> std::io::Result<()> {
+        self.out.write_all(&self.buf[..n])
+    }
+}
+
 /// Decodes the zstd frame whose first bytes are `passed` (already taken
 /// from the walker) and whose rest is at the walker's position, on this
-/// thread, straight into `out`; `progress` hears the walker's offset as
-/// it reads on. Returns the decompressor for reuse and the bytes written.
-pub(crate) fn stream_frame<R: Read, W: Write + ?Sized>(
+/// thread, into `out`; `progress` hears the walker's offset as it reads
+/// on. Returns the decompressor for reuse and the bytes written.
+pub(crate) fn stream_frame<R: Read>(
     walker: &mut FrameWalker<R>,
     passed: &[u8],
     d: Decompressor,
-    out: &mut W,
+    out: &mut impl Room,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Decompressor, u64)> {
     let mut raw = RawDecoder::with_decompressor(d);
-    let mut buf = vec![0u8; 1 << 17];
     let mut written = 0u64;
     let mut passed = passed;
     loop {
+        let buf = out.room().map_err(Error::Io)?;
         let (step, ended_input) = if passed.is_empty() {
             let data = walker.buffered()?;
-            let step = raw.decode(data, &mut buf)?;
+            let step = raw.decode(data, buf)?;
             let ended = data.is_empty();
             walker.consume(step.consumed);
             progress(walker.offset());
             (step, ended)
         } else {
-            let step = raw.decode(passed, &mut buf)?;
+            let step = raw.decode(passed, buf)?;
             passed = &passed[step.consumed..];
             (step, false)
         };
-        out.write_all(&buf[..step.produced]).map_err(Error::Io)?;
+        out.filled(step.produced).map_err(Error::Io)?;
         written += step.produced as u64;
         if step.frame_ended {
             break;

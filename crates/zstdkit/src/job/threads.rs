@@ -57,7 +57,11 @@ pub(super) fn first_alone(
     let decompressor = make()?;
     let (_, first_written) = match out.as_mut() {
         Some(w) => parallel::stream_frame(&mut walker, &[], decompressor, w, progress),
-        None => parallel::stream_frame(&mut walker, &[], decompressor, &mut io::sink(), progress),
+        None => {
+            let mut sink = io::sink();
+            let mut discard = parallel::Copied::new(&mut sink);
+            parallel::stream_frame(&mut walker, &[], decompressor, &mut discard, progress)
+        }
     }
     .map_err(codec)?;
     // What cannot be read after it fails in the workers' walk, which
