@@ -670,13 +670,25 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
     })
 }
 
+/// The fewest interleaved rounds of the transport part, whatever
+/// `--runs` says. Its ratios pair the transports round by round, and a
+/// loopback round trip on a shared machine has spells (its first round
+/// was 1.4-1.9x the rest): with 5 rounds of 400 round trips, two medians
+/// of 5 runs of one binary differed by up to 6.2 % (9.0 % unpaired);
+/// with 15 rounds of 134, by 1.2 % (0.9 % unpaired), 30 runs each.
+pub const TRANSPORT_ROUNDS: usize = 15;
+
+/// Unmeasured round trips on each round's new connection but the first's
+/// (which warms up `--warmup`).
+const ROUND_WARMUP: usize = 100;
+
 /// NewOrderSingle → ExecutionReport echo over 127.0.0.1 with every
-/// transport, interleaved by run.
+/// transport, interleaved by round (at least [`TRANSPORT_ROUNDS`]).
 pub fn transport(s: &Settings) -> Result<Comparison> {
     let mut b = MessageBuilder::new(BeginString::Fix44);
     let request = sample::new_order_single(&mut b, 1);
     let reply = sample::execution_report(&mut b, 1);
-    let runs = s.runs.max(1);
+    let runs = s.runs.max(TRANSPORT_ROUNDS);
     // Client and server on different cores of the process's original mask
     // (not of this thread's, which may be pinned already), `--pin`'s the
     // client's: left to the scheduler they shared a core in some runs and
@@ -689,6 +701,12 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
         "both ends use the transport under test; each request is framed and parsed by \
          the server and the reply by the client"
             .to_string(),
+        format!(
+            "{runs} interleaved rounds of {} round trips per transport, each on a new \
+             connection after {ROUND_WARMUP} unmeasured (the first after {})",
+            s.transport_iterations.div_ceil(runs),
+            s.warmup.min(s.transport_iterations)
+        ),
     ];
     if placed.is_none() {
         notes.push(affinity::pair_note(None));
@@ -708,6 +726,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
             histogram: latency_histogram(),
             elapsed: Duration::ZERO,
             note: None,
+            rounds: Vec::with_capacity(runs),
         })
         .collect();
     for run in 0..runs {
@@ -717,7 +736,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
                 warmup: if run == 0 {
                     s.warmup.min(s.transport_iterations)
                 } else {
-                    100
+                    ROUND_WARMUP
                 },
                 request: request.clone(),
                 reply: reply.clone(),
@@ -727,6 +746,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
             let t0 = Instant::now();
             let r = transport::echo(*t, &cfg)?;
             v.elapsed += t0.elapsed();
+            v.rounds.push(r.histogram.value_at_quantile(0.5));
             let _ = v.histogram.add(&r.histogram);
             v.note = Some(format!(
                 "{}; client {}, server {}",

@@ -120,14 +120,47 @@ fn fix_bench_json_matches_the_report_schema() {
     for r in rows {
         assert!(r["speedup_vs_tokio_x"].is_number(), "{r}");
     }
-    // Each ratio is tokio's median over the row's, recomputed here from the
-    // medians the report prints.
-    let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
+    // Each ratio is the median over the rounds of tokio's median in the
+    // round over the row's, recomputed here from the rounds the JSON keeps
+    // (at least 15, whatever `--runs` says).
+    let rounds = |r: &Value| interop::per_round(r, "median_ns_rounds");
     for r in rows {
-        let want = p50(tokio) / p50(r).max(1.0);
+        let (theirs, ours) = (rounds(tokio), rounds(r));
+        assert!(ours.len() >= 15 && ours.len() == theirs.len(), "{r}");
+        let ratios = theirs.iter().zip(&ours).map(|(t, o)| t / o.max(1.0));
+        let want = interop::upper_median(ratios.collect());
         let got = r["speedup_vs_tokio_x"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-9, "{}: {got} vs {want}", r["name"]);
     }
+    // So is every section's speedup_x over its first row, where it keeps
+    // rounds (the batched rows' in tenths of a nanosecond).
+    let mut paired_sections = 0;
+    for section in doc["sections"].as_array().unwrap() {
+        let rows = section["rows"].as_array().unwrap();
+        // Sections of different inputs rather than alternatives have no
+        // ratios.
+        if !rows
+            .iter()
+            .all(|r| r.get("median_ns_rounds").is_some() && r.get("speedup_x").is_some())
+        {
+            continue;
+        }
+        paired_sections += 1;
+        for r in rows {
+            let (base, ours) = (rounds(&rows[0]), rounds(r));
+            let ratios = base.iter().zip(&ours).map(|(b, o)| b / o.max(0.1));
+            let want = interop::upper_median(ratios.collect());
+            let got = r["speedup_x"].as_f64().unwrap();
+            assert!(
+                (got - want).abs() < 1e-9 * want,
+                "{}, {}: {got} vs {want}",
+                section["name"],
+                r["name"]
+            );
+        }
+    }
+    // The scans, parse, build, store, deferred, affinity and transport.
+    assert!(paired_sections >= 7, "{paired_sections}");
 }
 
 /// The keys of a JSON document, recursively, with their paths: the shape

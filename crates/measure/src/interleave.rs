@@ -19,6 +19,9 @@ pub struct Variant {
     pub elapsed: Duration,
     /// Extra facts (flags in effect, fallbacks, placement).
     pub note: Option<String>,
+    /// Each interleaved round's median, in the histogram's unit, in round
+    /// order; empty where the measurement kept no rounds.
+    pub rounds: Vec<u64>,
 }
 
 /// A before/after (or A/B/C…) comparison.
@@ -39,17 +42,33 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Median of the baseline divided by the median of variant `i` (> 1
-    /// means variant `i` is faster).
+    /// How many times faster variant `i` is than the baseline (> 1 means
+    /// faster); see [`Comparison::speedup_vs`].
     pub fn speedup(&self, i: usize) -> f64 {
         self.speedup_vs(0, i)
     }
 
-    /// Median of variant `base` divided by the median of variant `i` (> 1
-    /// means variant `i` is faster).
+    /// How many times faster variant `i` is than variant `base` (> 1 means
+    /// faster): where both kept the same rounds, the median over the rounds
+    /// of `base`'s median in the round over `i`'s, so a spell of the
+    /// machine's load moves both sides of the ratio it enters; otherwise
+    /// `base`'s median over `i`'s, of all their samples. Pooled, one slow
+    /// round of one variant moved the transports' ratio by 9 % between two
+    /// runs of one binary.
     pub fn speedup_vs(&self, base: usize, i: usize) -> f64 {
-        let b = self.variants[base].histogram.value_at_quantile(0.5) as f64;
-        let v = self.variants[i].histogram.value_at_quantile(0.5) as f64;
+        let (b, v) = (&self.variants[base], &self.variants[i]);
+        if !b.rounds.is_empty() && b.rounds.len() == v.rounds.len() {
+            let mut ratios: Vec<f64> = b
+                .rounds
+                .iter()
+                .zip(&v.rounds)
+                .map(|(&b, &v)| b as f64 / (v as f64).max(1.0))
+                .collect();
+            ratios.sort_unstable_by(f64::total_cmp);
+            return ratios[ratios.len() / 2];
+        }
+        let b = b.histogram.value_at_quantile(0.5) as f64;
+        let v = v.histogram.value_at_quantile(0.5) as f64;
         b / v.max(1.0)
     }
 }
@@ -155,9 +174,15 @@ pub fn interleave_with<E>(
 ) -> std::result::Result<Comparison, E> {
     let batch = r.batch.max(1);
     let runs = r.runs.max(1);
-    let mut hs: Vec<(Histogram<u64>, Duration)> = ops
+    let mut hs: Vec<(Histogram<u64>, Duration, Vec<u64>)> = ops
         .iter()
-        .map(|_| (latency_histogram(), Duration::ZERO))
+        .map(|_| {
+            (
+                latency_histogram(),
+                Duration::ZERO,
+                Vec::with_capacity(runs),
+            )
+        })
         .collect();
     for (_, op) in &mut ops {
         let mut left = r.warmup;
@@ -182,7 +207,8 @@ pub fn interleave_with<E>(
         })
         .collect();
     for run in 0..runs {
-        for (((_, op), (h, el)), &per_run) in ops.iter_mut().zip(&mut hs).zip(&per_run) {
+        for (((_, op), (h, el, medians)), &per_run) in ops.iter_mut().zip(&mut hs).zip(&per_run) {
+            let mut round = latency_histogram();
             let mut left = per_run;
             let t = Instant::now();
             while left > 0 {
@@ -191,12 +217,14 @@ pub fn interleave_with<E>(
                 // Rounded to the nearest ns (the histogram's unit), so
                 // sub-10 ns operations are not biased down by truncation.
                 let per = ((d.as_nanos() + n as u128 / 2) / n as u128).max(1) as u64;
-                h.saturating_record(per);
-                // saturating_record counted one; add the rest of the batch.
-                let _ = h.record_n(per, n as u64 - 1);
+                // saturating_record counts one; record_n adds the rest.
+                round.saturating_record(per);
+                let _ = round.record_n(per, n as u64 - 1);
                 left -= n;
             }
             *el += t.elapsed();
+            medians.push(round.value_at_quantile(0.5));
+            let _ = h.add(&round);
         }
         after_run(run)?;
     }
@@ -205,11 +233,12 @@ pub fn interleave_with<E>(
         variants: ops
             .into_iter()
             .zip(hs)
-            .map(|((name, _), (histogram, elapsed))| Variant {
+            .map(|((name, _), (histogram, elapsed, rounds))| Variant {
                 name,
                 histogram,
                 elapsed,
                 note: None,
+                rounds,
             })
             .collect(),
         notes: Vec::new(),
@@ -416,6 +445,45 @@ mod tests {
         assert_eq!(c.variants[0].histogram.value_at_quantile(0.5), 500);
         assert_eq!(c.variants[1].histogram.value_at_quantile(0.5), 100);
         assert!((c.speedup(1) - 5.0).abs() < 0.01);
+    }
+
+    /// A ratio pairs the variants round by round: here each is faster in
+    /// two rounds of three, which the paired ratio says (2x), where the
+    /// medians of all their samples are equal.
+    #[test]
+    fn a_ratio_is_the_median_of_the_rounds_ratios() {
+        let r = Rounds {
+            warmup: 0,
+            runs: 3,
+            per_run: 40,
+            batch: 10,
+            min_round: Duration::ZERO,
+        };
+        // Four batches a round: the call count says which round it is.
+        let paced = |per_round: [u64; 3]| -> Op<'_> {
+            let mut calls = 0;
+            Box::new(move |n| {
+                let round = calls / 4;
+                calls += 1;
+                Duration::from_nanos(per_round[round] * n as u64)
+            })
+        };
+        let mut c = interleave(
+            &r,
+            "t".into(),
+            vec![
+                ("base".into(), paced([100, 200, 400])),
+                ("row".into(), paced([50, 400, 200])),
+            ],
+        );
+        assert_eq!(c.variants[0].rounds, [100, 200, 400]);
+        assert_eq!(c.variants[1].rounds, [50, 400, 200]);
+        assert_eq!(c.speedup(1), 2.0);
+        assert_eq!(c.speedup_vs(1, 0), 0.5);
+        assert_eq!(c.speedup(0), 1.0);
+        // Without rounds (or with unequal ones), the medians of all samples.
+        c.variants[1].rounds.pop();
+        assert_eq!(c.speedup(1), 1.0);
     }
 
     /// A variant too fast to fill `min_round` with `per_run` operations

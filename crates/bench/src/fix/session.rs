@@ -119,6 +119,8 @@ pub struct Pairing {
     pub reference: bool,
     /// Round trips of the latency phases, in ns.
     pub round_trips: Histogram<u64>,
+    /// Each round's median round trip, in ns, in round order.
+    pub p50_rounds: Vec<u64>,
     /// Wall time of the latency phases.
     pub latency_elapsed: Duration,
     /// Orders per second, one per round.
@@ -257,6 +259,7 @@ fn measure_placed(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_)))
                 && *variant == Variant::Plain,
             round_trips: latency_histogram(),
+            p50_rounds: Vec::new(),
             latency_elapsed: Duration::ZERO,
             orders_per_s: Vec::new(),
             acceptor_cpu: Vec::new(),
@@ -425,7 +428,10 @@ fn one_round(
         ini_core,
     )?;
     into.latency_elapsed += started.elapsed();
-    let n = record_round_trips(&latencies, &mut into.round_trips)?;
+    let mut round = latency_histogram();
+    let n = record_round_trips(&latencies, &mut round)?;
+    into.p50_rounds.push(round.value_at_quantile(0.5));
+    let _ = into.round_trips.add(&round);
     if n != load.latency_orders {
         return Err(Error::Mismatch(format!(
             "the {} initiator timed {n} round trips of {} orders",

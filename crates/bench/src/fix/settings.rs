@@ -17,7 +17,8 @@ pub struct Settings {
     pub runs: usize,
     /// Operations per clock read for the batched timings.
     pub batch: usize,
-    /// Round trips per transport (summed over runs).
+    /// Round trips per transport (summed over its rounds: `runs`, at
+    /// least [`super::TRANSPORT_ROUNDS`]).
     pub transport_iterations: usize,
     /// Core for the measuring thread in the pinned variants.
     pub pin: Option<usize>,

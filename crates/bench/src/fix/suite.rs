@@ -7,6 +7,10 @@ use crate::rounds::median_of;
 use perfkit_measure::Comparison;
 use perfkit_report::{Report, Row, RunInfo, Value};
 
+mod comparison;
+
+use comparison::{add_comparison, batched_row};
+
 use super::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
 use super::{Settings, failover, session};
 
@@ -378,8 +382,10 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         })
         .collect();
     let reference = m.pairings.iter().position(|p| p.reference);
-    // Each run's rate of the reference, which the rows below pair with.
+    // Each run's rate and p50 of the reference, which the rows below pair
+    // with.
     let reference_rates = reference.map(|r| m.pairings[r].orders_per_s.clone());
+    let reference_p50s = reference.map(|r| m.pairings[r].p50_rounds.clone());
     let names: Vec<String> = m.pairings.iter().map(|p| p.name.clone()).collect();
     // The database server's CPU per order (the PostgreSQL store's row).
     let database_cpu = m
@@ -395,38 +401,48 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             )
         });
     let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
-    for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
+    for (p, &(_, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
         let mut row = Row::new(p.name)
             .latency(p.round_trips)
             .elapsed(p.latency_elapsed)
             .col("orders_per_s", Value::num(rate, 0))
             .col("acceptor_cpu_us_per_order", Value::num(cpu / 1e3, 2));
-        if let (Some(r), Some(reference_rates)) = (reference, &reference_rates) {
-            let (ref_rtt, _, _) = figures[r];
+        if let (Some(rates), Some(p50s)) = (&reference_rates, &reference_p50s) {
             // Paired by round: the pairings of a round run one after the
-            // other, so a slow spell of the machine moves both rates.
-            let paired = median_of(
-                p.orders_per_s
-                    .iter()
-                    .zip(reference_rates)
-                    .map(|(rate, reference)| rate / reference.max(1e-9))
-                    .collect(),
-            );
+            // other, so a slow spell of the machine moves both sides.
+            let paired = |ours: Vec<f64>, theirs: Vec<f64>| {
+                median_of(
+                    ours.iter()
+                        .zip(&theirs)
+                        .map(|(o, t)| o / t.max(1e-9))
+                        .collect(),
+                )
+            };
+            let as_f64 = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
             row = row
-                .col("p50_vs_quickfix_x", Value::num(rtt / ref_rtt.max(1.0), 2))
-                .col("orders_per_s_vs_quickfix_x", Value::num(paired, 2));
+                .col(
+                    "p50_vs_quickfix_x",
+                    Value::num(paired(as_f64(&p.p50_rounds), as_f64(p50s)), 2),
+                )
+                .col(
+                    "orders_per_s_vs_quickfix_x",
+                    Value::num(paired(p.orders_per_s.clone(), rates.clone()), 2),
+                );
         }
         let runs: Vec<String> = p.orders_per_s.iter().map(|r| format!("{r:.0}")).collect();
-        row = row.json_col("orders_per_s_runs", runs.join(" "));
+        let p50s: Vec<String> = p.p50_rounds.iter().map(u64::to_string).collect();
+        row = row
+            .json_col("orders_per_s_runs", runs.join(" "))
+            .json_col("p50_ns_runs", p50s.join(" "));
         section.row(row.col("note", format!("placement: {}", m.placement)));
     }
     section.note(how_measured(&load));
     if reference.is_some() {
         section.note(
-            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
-             orders_per_s_vs_quickfix_x = the median over the rounds of each round's orders/s \
-             / QuickFIX ↔ QuickFIX's in the same round (> 1: faster; orders_per_s_runs has \
-             each round's, in order)",
+            "p50_vs_quickfix_x = the median over the rounds of each round's p50 round trip / \
+             QuickFIX ↔ QuickFIX's in the same round (< 1: faster; p50_ns_runs has each \
+             round's, in order); orders_per_s_vs_quickfix_x = the same of orders/s (> 1: \
+             faster; orders_per_s_runs)",
         );
     }
     comparison_notes(section, &names, &figures, database_cpu, m.empty_commit);
@@ -610,99 +626,9 @@ fn add_floor(
     ));
 }
 
-/// The column of a batched row's median at a tenth of a nanosecond (the
-/// latency columns round to whole nanoseconds below 100 ns).
-const P50_TENTHS: &str = "median_ns";
-
-/// A batched variant's row: its histogram of tenths of a nanosecond shown
-/// in nanoseconds, beside its median to the tenth.
-fn batched_row(v: perfkit_measure::Variant) -> Row {
-    let p50 = super::median_ns(&v.histogram);
-    let mut row = Row::new(v.name)
-        .latency(super::in_ns(&v.histogram))
-        .elapsed(v.elapsed)
-        .col(P50_TENTHS, Value::num(p50, if p50 < 100.0 { 1 } else { 0 }));
-    if let Some(note) = v.note {
-        row = row.col("note", note);
-    }
-    row
-}
-
-/// A comparison's section: a row per variant, its ratios and its notes;
-/// `tenths` when its histograms count tenths of a nanosecond (the batched
-/// rows), whose ratios are then taken at that resolution.
-fn add_comparison(report: &mut Report, c: Comparison, tenths: bool) {
-    let speedups: Vec<f64> = (0..c.variants.len()).map(|i| c.speedup(i)).collect();
-    let baseline = c
-        .variants
-        .first()
-        .map(|v| v.name.clone())
-        .unwrap_or_default();
-    // A second reference, e.g. tokio for the transports: its ratio column.
-    let second = c.also_vs.filter(|&j| c.compare && j < c.variants.len());
-    let second_ratios: Vec<f64> = match second {
-        Some(j) => (0..c.variants.len()).map(|i| c.speedup_vs(j, i)).collect(),
-        None => Vec::new(),
-    };
-    let second_name = second.map(|j| c.variants[j].name.clone());
-    let second_col = second_name
-        .as_deref()
-        .map(|n| format!("speedup_vs_{}_x", snake(n)));
-    let section = report.section(c.title);
-    for (i, v) in c.variants.into_iter().enumerate() {
-        let mut row = if tenths {
-            batched_row(v)
-        } else {
-            let row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
-            match v.note {
-                Some(note) => row.col("note", note),
-                None => row,
-            }
-        };
-        if c.compare {
-            row = row.col("speedup_x", Value::num(speedups[i], 2));
-        }
-        if let Some(col) = &second_col {
-            row = row.col(col, Value::num(second_ratios[i], 2));
-        }
-        section.row(row);
-    }
-    if tenths {
-        section.note(format!(
-            "{P50_TENTHS}: the median batch mean to 0.1 ns, as recorded; the latency columns \
-             show the same histogram rounded to whole ns, and speedup_x is taken at 0.1 ns"
-        ));
-    }
-    if c.compare {
-        section.note(format!(
-            "speedup_x = median of {baseline} / median of the row (> 1: faster than {baseline})"
-        ));
-    }
-    if let (Some(col), Some(name)) = (&second_col, &second_name) {
-        section.note(format!(
-            "{col} = median of {name} / median of the row (> 1: faster than {name})"
-        ));
-    }
-    for n in c.notes {
-        section.note(n);
-    }
-}
-
-/// `io_uring+defer_taskrun` → `io_uring_defer_taskrun`, for column names.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for ch in name.chars() {
-        if ch.is_ascii_alphanumeric() {
-            out.push(ch.to_ascii_lowercase());
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out.trim_matches('_').to_owned()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::comparison::P50_TENTHS;
     use super::*;
     use std::cell::RefCell;
 

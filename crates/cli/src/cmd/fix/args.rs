@@ -94,7 +94,8 @@ pub struct FixBenchArgs {
     /// batch's inputs are held at once).
     #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 16))]
     pub batch: usize,
-    /// Loopback round trips per transport (summed over runs; at most 2^40).
+    /// Loopback round trips per transport (summed over its rounds: at
+    /// least 15, more with a larger `--runs`; at most 2^40).
     #[arg(long, default_value_t = 20_000, value_parser = count_parser())]
     pub transport_iterations: usize,
     /// Least time of each batched variant's share of a round (at most
