@@ -45,7 +45,12 @@ struct Request {
 const USAGE: &str =
     "usage: cargo xtask bench-compare REV [--runs N] [--only PART,...] (N >= 1, default 5)";
 
-fn parse(args: &[String]) -> Result<Request> {
+/// The request `args` make; `None` when they ask for the usage (`-h`,
+/// `--help`), wherever it stands.
+fn parse(args: &[String]) -> Result<Option<Request>> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        return Ok(None);
+    }
     let mut rev = None;
     let mut pairs = 5;
     let mut only = None;
@@ -65,11 +70,11 @@ fn parse(args: &[String]) -> Result<Request> {
             s => bail!("unexpected argument {s}\n{USAGE}"),
         }
     }
-    Ok(Request {
+    Ok(Some(Request {
         rev: rev.context(USAGE)?,
         pairs,
         only,
-    })
+    }))
 }
 
 /// The four binaries of one comparison, in the order of the table's columns.
@@ -100,7 +105,10 @@ impl Role {
 
 /// Runs the task from the workspace root.
 pub fn bench_compare(args: &[String]) -> Result<()> {
-    let req = parse(args)?;
+    let Some(req) = parse(args)? else {
+        println!("{USAGE}");
+        return Ok(());
+    };
     let root = std::env::current_dir()?;
     let out = root.join("target/bench-compare");
     std::fs::create_dir_all(out.join("runs"))?;
@@ -480,7 +488,9 @@ mod tests {
     #[test]
     fn arguments_need_a_revision_and_counts_of_at_least_one() {
         let a = |v: &[&str]| parse(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-        let r = a(&["HEAD~1", "--runs", "3", "--only", "zip,zstd"]).unwrap();
+        let r = a(&["HEAD~1", "--runs", "3", "--only", "zip,zstd"])
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (r.rev.as_str(), r.pairs, r.only.as_deref()),
             ("HEAD~1", 3, Some("zip,zstd"))
@@ -489,5 +499,8 @@ mod tests {
         assert!(a(&["x", "--runs", "0"]).is_err());
         assert!(a(&["x", "--frobnicate"]).is_err());
         assert!(a(&["x", "y"]).is_err());
+        // Help wins over anything else, even a bad count.
+        assert!(a(&["--help"]).unwrap().is_none());
+        assert!(a(&["x", "--runs", "0", "-h"]).unwrap().is_none());
     }
 }
