@@ -52,9 +52,9 @@ impl Comparison {
     /// faster): where both kept the same rounds, the median over the rounds
     /// of `base`'s median in the round over `i`'s, so a spell of the
     /// machine's load moves both sides of the ratio it enters; otherwise
-    /// `base`'s median over `i`'s, of all their samples. Pooled, one slow
-    /// round of one variant moved the transports' ratio by 9 % between two
-    /// runs of one binary.
+    /// `base`'s median over `i`'s, of all their samples (where a spell that
+    /// met one variant's share of a round and not the other's moves the
+    /// ratio with it).
     pub fn speedup_vs(&self, base: usize, i: usize) -> f64 {
         let (b, v) = (&self.variants[base], &self.variants[i]);
         if !b.rounds.is_empty() && b.rounds.len() == v.rounds.len() {
