@@ -81,6 +81,16 @@ fn check_row(r: &Value) {
         r["acceptor_cpu_us_per_order"].as_f64().unwrap() > 0.0,
         "{r}"
     );
+    // Each round's CPU an order is kept, and the row's figure is their
+    // median (to the two decimals of a microsecond the report keeps).
+    let cpus = interop::per_round(r, "acceptor_cpu_ns_per_order_runs");
+    assert_eq!(cpus.len() as u64, RUNS, "{r}");
+    let median_us = interop::upper_median(cpus) / 1e3;
+    let got = r["acceptor_cpu_us_per_order"].as_f64().unwrap();
+    assert!(
+        (got - median_us).abs() <= 0.006,
+        "{got} vs {median_us}: {r}"
+    );
 }
 
 #[test]

@@ -431,9 +431,19 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         }
         let runs: Vec<String> = p.orders_per_s.iter().map(|r| format!("{r:.0}")).collect();
         let p50s: Vec<String> = p.p50_rounds.iter().map(u64::to_string).collect();
+        // Each round's CPU beside its rate: perfkit ↔ perfkit's rate is
+        // bimodal from one pair of processes to the next, and whether a
+        // slow round costs more CPU an order or leaves the acceptor idle
+        // is told by the two side by side.
+        let cpus: Vec<String> = p
+            .acceptor_cpu
+            .iter()
+            .map(|d| d.as_nanos().to_string())
+            .collect();
         row = row
             .json_col("orders_per_s_runs", runs.join(" "))
-            .json_col("p50_ns_runs", p50s.join(" "));
+            .json_col("p50_ns_runs", p50s.join(" "))
+            .json_col("acceptor_cpu_ns_per_order_runs", cpus.join(" "));
         section.row(row.col("note", format!("placement: {}", m.placement)));
     }
     section.note(how_measured(&load));
