@@ -410,10 +410,10 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         if let (Some(rates), Some(p50s)) = (&reference_rates, &reference_p50s) {
             // Paired by round: the pairings of a round run one after the
             // other, so a slow spell of the machine moves both sides.
-            let paired = |ours: Vec<f64>, theirs: Vec<f64>| {
+            let paired = |ours: &[f64], theirs: &[f64]| {
                 median_of(
                     ours.iter()
-                        .zip(&theirs)
+                        .zip(theirs)
                         .map(|(o, t)| o / t.max(1e-9))
                         .collect(),
                 )
@@ -422,11 +422,11 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             row = row
                 .col(
                     "p50_vs_quickfix_x",
-                    Value::num(paired(as_f64(&p.p50_rounds), as_f64(p50s)), 2),
+                    Value::num(paired(&as_f64(&p.p50_rounds), &as_f64(p50s)), 2),
                 )
                 .col(
                     "orders_per_s_vs_quickfix_x",
-                    Value::num(paired(p.orders_per_s.clone(), rates.clone()), 2),
+                    Value::num(paired(&p.orders_per_s, rates), 2),
                 );
         }
         let runs: Vec<String> = p.orders_per_s.iter().map(|r| format!("{r:.0}")).collect();

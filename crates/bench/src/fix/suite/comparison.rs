@@ -13,19 +13,18 @@ pub(super) const P50_TENTHS: &str = "median_ns";
 /// round order, that a row's ratios are paired from.
 const ROUND_MEDIANS: &str = "median_ns_rounds";
 
-/// Each round's median in nanoseconds, space-separated: to the tenth for a
-/// histogram of tenths ([`crate::fix::UNITS_PER_NS`]), whole otherwise.
+/// Each round's median in nanoseconds, space-separated: with its tenths
+/// for a histogram of tenths ([`crate::fix::UNITS_PER_NS`]), whole
+/// otherwise.
 fn round_medians(rounds: &[u64], tenths: bool) -> String {
-    let per = u64::from(crate::fix::UNITS_PER_NS);
+    let per = if tenths {
+        f64::from(crate::fix::UNITS_PER_NS)
+    } else {
+        1.0
+    };
     rounds
         .iter()
-        .map(|&m| {
-            if tenths {
-                format!("{}.{}", m / per, m % per)
-            } else {
-                m.to_string()
-            }
-        })
+        .map(|&m| (m as f64 / per).to_string())
         .collect::<Vec<_>>()
         .join(" ")
 }
