@@ -7,9 +7,9 @@
 //! on one thread beside libzstd's one-shot decoder on the same frames in
 //! memory.
 //!
-//! Every side runs `runs` times, interleaved run by run (each run starting
-//! one side later), each into a new file where it writes to one; rows show
-//! the medians of wall and CPU time (user + sys, from `wait4`).
+//! Every side runs `runs` times, interleaved run by run (every other run in
+//! the opposite order), each into a new file where it writes to one; rows
+//! show the medians of wall and CPU time (user + sys, from `wait4`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -167,9 +167,11 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
             ];
             let mut sides: [Vec<Usage>; 4] = Default::default();
             for r in 0..runs {
-                // Each run starts one side later, so no side always
-                // follows the same one.
-                for i in (0..names.len()).map(|k| (r + k) % names.len()) {
+                // Every other run in the opposite order, so no side always
+                // follows the same one (a rotation keeps who follows whom).
+                let order =
+                    (0..names.len()).map(|k| if r % 2 == 0 { k } else { names.len() - 1 - k });
+                for i in order {
                     // A new file for each side, removed untimed: replacing
                     // the side before's 64 MiB (its page cache freed by
                     // whoever replaces it) cost the next side 6-15 ms and
@@ -215,7 +217,7 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
         }
         in_memory(&mut section, &frame, runs)?;
         section.note(format!(
-            "{runs} interleaved runs per side, each run starting one side later, each side writing a new file, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd, -T2 and -T0 (as users run them) with perfkit's block decoder, which takes one frame of 64 MiB or more by default on threads (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys from wait4; peak RSS is not shown, wait4 counting this process's into each child's (docs/compress.md has it by /usr/bin/time)"
+            "{runs} interleaved runs per side, every other run in the opposite order, each side writing a new file, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd, -T2 and -T0 (as users run them) with perfkit's block decoder, which takes one frame of 64 MiB or more by default on threads (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys from wait4; peak RSS is not shown, wait4 counting this process's into each child's (docs/compress.md has it by /usr/bin/time)"
         ));
         sections.push(section);
     }
