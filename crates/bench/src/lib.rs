@@ -36,7 +36,12 @@ mod error;
 pub mod fix;
 pub mod invocation;
 pub mod peer;
-#[cfg(any(feature = "commands", feature = "zip", feature = "fix"))]
+#[cfg(any(
+    feature = "commands",
+    feature = "zip",
+    feature = "fix",
+    feature = "zstd"
+))]
 mod rounds;
 #[cfg(feature = "stress")]
 pub mod stress;

@@ -49,13 +49,36 @@ pub(crate) fn case_rounds(least: usize) -> Repeating {
 /// of two medians can take them from different rounds. Rounds where `den`
 /// is zero are left out; none at all gives 0.
 pub(crate) fn paired(num: &[Duration], den: &[Duration]) -> f64 {
+    let secs = |v: &[Duration]| v.iter().map(Duration::as_secs_f64).collect::<Vec<_>>();
+    paired_values(&secs(num), &secs(den))
+}
+
+/// [`paired`] of figures other than times (rates, nanoseconds as
+/// numbers): the median of `num[i] / den[i]`, rounds whose `den` is zero
+/// left out, 0 for none.
+pub(crate) fn paired_values(num: &[f64], den: &[f64]) -> f64 {
     median_of(
         num.iter()
             .zip(den)
-            .filter(|(_, d)| !d.is_zero())
-            .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
+            .filter(|&(_, &d)| d != 0.0)
+            .map(|(n, d)| n / d)
             .collect(),
     )
+}
+
+/// The order in which round `round` runs `sides` sides: every other round
+/// in the opposite order, so that no side always follows the same one (a
+/// side's cost can depend on what ran before it: the file it replaces, the
+/// caches it finds) and each runs first and last alike. A rotation would
+/// keep who follows whom.
+pub(crate) fn alternating(sides: usize, round: usize) -> impl Iterator<Item = usize> {
+    (0..sides).map(move |k| {
+        if round.is_multiple_of(2) {
+            k
+        } else {
+            sides - 1 - k
+        }
+    })
 }
 
 /// The (upper) median of some ratios; 0 for none.
@@ -90,6 +113,28 @@ mod tests {
         let r = paired(&ms(&[10, 40, 30, 7]), &ms(&[10, 20, 60, 0]));
         assert_eq!(r, 1.0);
         assert_eq!(paired(&ms(&[5]), &ms(&[0])), 0.0);
+    }
+
+    /// Figures other than times pair the same way.
+    #[test]
+    fn values_pair_round_by_round_too() {
+        assert_eq!(
+            paired_values(&[10.0, 40.0, 30.0, 7.0], &[10.0, 20.0, 60.0, 0.0]),
+            1.0
+        );
+        assert_eq!(paired_values(&[5.0], &[0.0]), 0.0);
+    }
+
+    /// Even rounds go forward, odd ones backward: each side follows each
+    /// of its neighbours, which a rotation (0123, 1230, ...) never does
+    /// for 3 after 2.
+    #[test]
+    fn rounds_alternate_their_order() {
+        let order = |r| alternating(4, r).collect::<Vec<_>>();
+        assert_eq!(order(0), [0, 1, 2, 3]);
+        assert_eq!(order(1), [3, 2, 1, 0]);
+        assert_eq!(order(2), [0, 1, 2, 3]);
+        assert_eq!(alternating(0, 1).count(), 0);
     }
 
     /// A debug build (the test suite's) runs a case's least count,

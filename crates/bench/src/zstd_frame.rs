@@ -21,6 +21,7 @@ use perfkit_report::{Row, Section, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
+use crate::rounds::alternating;
 
 /// Bytes of data behind each frame.
 pub const SIZE: usize = 64 << 20;
@@ -167,11 +168,7 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
             ];
             let mut sides: [Vec<Usage>; 4] = Default::default();
             for r in 0..runs {
-                // Every other run in the opposite order, so no side always
-                // follows the same one (a rotation keeps who follows whom).
-                let order =
-                    (0..names.len()).map(|k| if r % 2 == 0 { k } else { names.len() - 1 - k });
-                for i in order {
+                for i in alternating(names.len(), r) {
                     // A new file for each side, removed untimed: replacing
                     // the side before's 64 MiB (its page cache freed by
                     // whoever replaces it) cost the next side 6-15 ms and

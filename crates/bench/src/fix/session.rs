@@ -49,6 +49,7 @@ pub(super) use acceptor::Acceptor;
 use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
+use crate::rounds::alternating;
 use perfkit_measure::latency_histogram;
 use perfkit_report::one_line;
 
@@ -267,11 +268,7 @@ fn measure_placed(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
         })
         .collect();
     for run in 0..load.runs {
-        let mut order: Vec<usize> = (0..sides.len()).collect();
-        if run % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in alternating(sides.len(), run) {
             let (initiator, acceptor, variant) = &sides[i];
             one_round(
                 initiator,

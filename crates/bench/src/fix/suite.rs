@@ -3,7 +3,7 @@
 //! ([`measure`]), each part a section in perfkit-measure's report model.
 
 use crate::error::{Error, Result, StepContext};
-use crate::rounds::median_of;
+use crate::rounds::{in_ns, median_of, paired_values};
 use perfkit_measure::Comparison;
 use perfkit_report::{Report, Row, RunInfo, Value};
 
@@ -410,40 +410,27 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         if let (Some(rates), Some(p50s)) = (&reference_rates, &reference_p50s) {
             // Paired by round: the pairings of a round run one after the
             // other, so a slow spell of the machine moves both sides.
-            let paired = |ours: &[f64], theirs: &[f64]| {
-                median_of(
-                    ours.iter()
-                        .zip(theirs)
-                        .map(|(o, t)| o / t.max(1e-9))
-                        .collect(),
-                )
-            };
             let as_f64 = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
             row = row
                 .col(
                     "p50_vs_quickfix_x",
-                    Value::num(paired(&as_f64(&p.p50_rounds), &as_f64(p50s)), 2),
+                    Value::num(paired_values(&as_f64(&p.p50_rounds), &as_f64(p50s)), 2),
                 )
                 .col(
                     "orders_per_s_vs_quickfix_x",
-                    Value::num(paired(&p.orders_per_s, rates), 2),
+                    Value::num(paired_values(&p.orders_per_s, rates), 2),
                 );
         }
         let runs: Vec<String> = p.orders_per_s.iter().map(|r| format!("{r:.0}")).collect();
         let p50s: Vec<String> = p.p50_rounds.iter().map(u64::to_string).collect();
-        // Each round's CPU beside its rate: perfkit ↔ perfkit's rate is
-        // bimodal from one pair of processes to the next, and whether a
-        // slow round costs more CPU an order or leaves the acceptor idle
-        // is told by the two side by side.
-        let cpus: Vec<String> = p
-            .acceptor_cpu
-            .iter()
-            .map(|d| d.as_nanos().to_string())
-            .collect();
         row = row
             .json_col("orders_per_s_runs", runs.join(" "))
             .json_col("p50_ns_runs", p50s.join(" "))
-            .json_col("acceptor_cpu_ns_per_order_runs", cpus.join(" "));
+            // Each round's CPU beside its rate: perfkit ↔ perfkit's rate is
+            // bimodal from one pair of processes to the next, and whether a
+            // slow round costs more CPU an order or leaves the acceptor
+            // idle is told by the two side by side.
+            .json_col("acceptor_cpu_ns_per_order_runs", in_ns(&p.acceptor_cpu));
         section.row(row.col("note", format!("placement: {}", m.placement)));
     }
     section.note(how_measured(&load));
