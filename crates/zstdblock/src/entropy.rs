@@ -26,7 +26,10 @@ pub struct DecodedBlock {
     /// The literals, followed by padding (see [`DecodedBlock::literals`]).
     literals: Vec<u8>,
     literal_count: usize,
-    pub(crate) sequences: Vec<Sequence>,
+    /// The sequences, in the first `sequence_count` entries (the buffer
+    /// keeps its length across blocks, see `sequences::decode`).
+    sequences: Vec<Sequence>,
+    sequence_count: usize,
     pub(crate) output_size: usize,
     /// The last decode succeeded: only then do the literals, sequences
     /// and output size agree, which execution relies on.
@@ -41,7 +44,7 @@ impl DecodedBlock {
 
     /// The block's sequences in order.
     pub fn sequences(&self) -> &[Sequence] {
-        &self.sequences
+        &self.sequences[..self.sequence_count]
     }
 
     /// Bytes the block produces: all literals plus all match lengths.
@@ -52,7 +55,7 @@ impl DecodedBlock {
     /// Stage 3 for this block: turns the offset values into distances
     /// (see [`crate::resolve_offsets`]), in block order within a frame.
     pub fn resolve_offsets(&mut self, repeats: &mut [u32; 3]) {
-        crate::offsets::resolve_offsets(&mut self.sequences, repeats);
+        crate::offsets::resolve_offsets(&mut self.sequences[..self.sequence_count], repeats);
     }
 
     /// Gives the buffers room for the largest block of `block_max` bytes
@@ -93,6 +96,7 @@ impl DecodedBlock {
         DecodedBlock {
             literals: padded,
             literal_count: literals.len(),
+            sequence_count: sequences.len(),
             sequences,
             output_size: literals.len() + matched,
             valid: true,
@@ -129,6 +133,7 @@ pub(crate) fn decode_content(
     // trusts the size of a valid block and refuses any other.
     out.valid = false;
     out.output_size = 0;
+    out.sequence_count = 0;
     out.make_room(block.block_max);
     let (count, used) = literals::decode(
         content,
@@ -147,6 +152,7 @@ pub(crate) fn decode_content(
         true,
     )
     .map_err(|f| f.into_error(frame, origin))?;
+    out.sequence_count = decoded.count;
     // In u64: on a 32-bit target a corrupt block's sums could wrap.
     if decoded.literals > count as u64 {
         return Err(Error::Corrupt {

@@ -247,7 +247,7 @@ pub(crate) unsafe fn execute_raw(
     let literal_count = decoded.literals().len();
     let mut pos = pos;
     let mut lit = 0usize;
-    let sequences = &decoded.sequences[..];
+    let sequences = decoded.sequences();
     // The distances of the sequences from the one executed on, found
     // PREFETCH_AHEAD sequences early so that their match sources can be
     // prefetched (see `prefetch`); `ahead` is where the output is at

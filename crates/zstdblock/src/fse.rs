@@ -113,49 +113,173 @@ pub(crate) struct State {
     pub base: u16,
 }
 
+/// The most cells a table of this crate has: accuracy log 9 (literal and
+/// match lengths; offsets take 8 and Huffman weights 6).
+pub(crate) const MAX_CELLS: usize = 1 << 9;
+
 /// Builds the decoding table of `dist` into `table` (1 << log entries).
 pub(crate) fn build(dist: &Distribution, table: &mut [State]) {
-    let size = 1usize << dist.log;
-    debug_assert_eq!(table.len(), size);
+    let mut symbols = [0u8; MAX_CELLS];
+    let symbols = &mut symbols[..table.len()];
+    spread(dist, symbols);
+    let mut next = NextStates::new(dist);
+    for (cell, &symbol) in table.iter_mut().zip(symbols.iter()) {
+        let (bits, base) = next.take(symbol);
+        *cell = State { symbol, bits, base };
+    }
+}
+
+/// Places the symbols of `dist` in the cells of its table (`symbols`
+/// has `1 << log` entries), as RFC 8878 section 4.1.1 spreads them.
+pub(crate) fn spread(dist: &Distribution, symbols: &mut [u8]) {
+    let size = symbols.len();
+    debug_assert!(size == 1 << dist.log && size <= MAX_CELLS);
     let counts = &dist.counts[..dist.symbols];
     // "Less than 1" symbols take the last cells, one each.
     let mut high = size - 1;
-    let mut next = [0u16; 256];
     for (symbol, &count) in counts.iter().enumerate() {
         if count == -1 {
-            table[high].symbol = symbol as u8;
+            symbols[high] = symbol as u8;
             high = high.wrapping_sub(1);
-            next[symbol] = 1;
-        } else {
-            next[symbol] = count as u16;
         }
     }
     // The others are spread with the spec's step, skipping those cells.
     let step = (size >> 1) + (size >> 3) + 3;
     let mask = size - 1;
     let mut position = 0usize;
+    if high == size - 1 {
+        // None is "less than 1", so no cell is skipped: the symbols are
+        // laid out in runs first and then dealt with the step, one loop
+        // of fixed length where a loop per symbol, of the symbol's count,
+        // mispredicted its end at almost every symbol (libzstd's fast
+        // path does the same). A valid distribution's counts sum to the
+        // table's size; a run past it is cut rather than trusted.
+        let mut runs = [0u8; MAX_CELLS];
+        let mut at = 0;
+        for (symbol, &count) in counts.iter().enumerate() {
+            let end = (at + count.max(0) as usize).min(size);
+            runs[at..end].fill(symbol as u8);
+            at = end;
+        }
+        for &symbol in &runs[..size] {
+            symbols[position] = symbol;
+            position = (position + step) & mask;
+        }
+        return;
+    }
     for (symbol, &count) in counts.iter().enumerate() {
         for _ in 0..count.max(0) {
-            table[position].symbol = symbol as u8;
+            symbols[position] = symbol as u8;
             position = (position + step) & mask;
             while position > high {
                 position = (position + step) & mask;
             }
         }
     }
-    for cell in table.iter_mut() {
-        let symbol = cell.symbol as usize;
-        let state = next[symbol];
-        next[symbol] += 1;
-        let bits = dist.log - (15 - state.leading_zeros());
-        cell.bits = bits as u8;
-        cell.base = ((u32::from(state) << bits) - size as u32) as u16;
+}
+
+/// The next-state rule of a table being built, taken cell by cell in
+/// order (RFC 8878 section 4.1.1): a symbol's cells count up from its
+/// normalized count, and each says how many bits the next state reads
+/// and what it adds them to.
+pub(crate) struct NextStates {
+    next: [u16; 256],
+    log: u32,
+}
+
+impl NextStates {
+    /// The rule for `dist`, before its first cell.
+    pub(crate) fn new(dist: &Distribution) -> Self {
+        let mut next = [0u16; 256];
+        for (slot, &count) in next.iter_mut().zip(&dist.counts[..dist.symbols]) {
+            *slot = if count == -1 { 1 } else { count as u16 };
+        }
+        NextStates {
+            next,
+            log: dist.log,
+        }
+    }
+
+    /// The next cell's bits and base, given the symbol it holds.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, symbol: u8) -> (u8, u16) {
+        let state = self.next[usize::from(symbol)];
+        self.next[usize::from(symbol)] = state.wrapping_add(1);
+        let bits = self
+            .log
+            .wrapping_sub(15u32.wrapping_sub(state.leading_zeros()));
+        let base = (u32::from(state) << (bits & 31)).wrapping_sub(1 << self.log);
+        (bits as u8, base as u16)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spread as RFC 8878 section 4.1.1 words it, cell by cell.
+    fn spread_by_the_spec(counts: &[i16], log: u32) -> Vec<u8> {
+        let size = 1usize << log;
+        let mut cells = vec![0u8; size];
+        let mut high = size - 1;
+        for (symbol, &count) in counts.iter().enumerate() {
+            if count == -1 {
+                cells[high] = symbol as u8;
+                high = high.wrapping_sub(1);
+            }
+        }
+        let mut position = 0;
+        for (symbol, &count) in counts.iter().enumerate() {
+            for _ in 0..count.max(0) {
+                cells[position] = symbol as u8;
+                loop {
+                    position = (position + (size >> 1) + (size >> 3) + 3) & (size - 1);
+                    if position <= high {
+                        break;
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    #[test]
+    fn the_spread_without_low_symbols_places_them_as_the_spec_does() {
+        // Counts summing to the table's size, none "less than 1", with
+        // runs of every length up to a whole table, at logs 5 to 9.
+        let mut seed = 0x9e37_79b9_u32;
+        for log in 5..=9u32 {
+            for round in 0..50 {
+                let size = 1usize << log;
+                let symbols = 1 + round % 40;
+                let mut counts = vec![0i16; symbols];
+                let mut left = size;
+                for (i, count) in counts.iter_mut().enumerate() {
+                    seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let take = if i + 1 == symbols {
+                        left
+                    } else {
+                        (seed >> 8) as usize % (left + 1)
+                    };
+                    *count = take as i16;
+                    left -= take;
+                }
+                let mut dist = Distribution {
+                    counts: [0; 256],
+                    symbols,
+                    log,
+                };
+                dist.counts[..symbols].copy_from_slice(&counts);
+                let mut cells = vec![0u8; size];
+                spread(&dist, &mut cells);
+                assert_eq!(
+                    cells,
+                    spread_by_the_spec(&counts, log),
+                    "log {log}, {counts:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_predefined_literal_length_table_matches_the_spec_appendix() {
