@@ -10,6 +10,11 @@
 //! `io::sink()` and prints the peak RSS the decode added to the input;
 //! `--rss-stream FILE.zst [THREADS]` decodes it read as it goes
 //! (`Parallel::decode_reader`) and prints the process's peak RSS.
+//!
+//! `... --example pipeline -- --stages FILE.zst [THREADS] [REPS]` decodes
+//! it REPS times (9) to `io::sink()` through the pipeline, timing its
+//! stages (`Parallel::decode_timed`), and prints the median of each
+//! stretch: what each stage spent working and waiting.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -117,6 +122,10 @@ fn main() {
                 t.elapsed()
             );
         }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--stages") {
+        stages(&args[1..]);
         return;
     }
     if args.first().map(String::as_str) == Some("--rss-stream") {
@@ -276,4 +285,62 @@ fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load after: {}", load.trim());
     let _ = std::fs::remove_file(format!("{dir}/zstdblock-pipeline.out"));
+}
+
+/// `--stages FILE.zst [THREADS] [REPS]`: the median of each stretch of
+/// the pipeline's stages over REPS decodes.
+fn stages(args: &[String]) {
+    let input = std::fs::read(&args[0]).expect("reading the input");
+    let threads = args.get(1).map_or(2, |t| t.parse().expect("THREADS"));
+    let reps: usize = args.get(2).map_or(9, |r| r.parse().expect("REPS"));
+    let parallel = zstdblock::parallel::Parallel {
+        min_input: 0,
+        ..zstdblock::parallel::Parallel::new(threads, 1 << 31)
+    };
+    let runs: Vec<zstdblock::parallel::StageTimes> = (0..reps)
+        .map(|_| {
+            let (_, times) = parallel
+                .decode_timed(&input, &mut std::io::sink())
+                .expect("decoding");
+            times.expect("the pipeline ran")
+        })
+        .collect();
+    type Field = fn(&zstdblock::parallel::StageTimes) -> Duration;
+    let rows: [(&str, Field); 12] = [
+        ("wall", |t| t.wall),
+        ("until the first execution", |t| t.until_first_execution),
+        ("executor: executing (wall)", |t| t.executing),
+        ("executor: executing (its CPU)", |t| t.executing_cpu),
+        ("executor: decoding a range itself", |t| t.executor_decoding),
+        ("executor: waiting for a range", |t| {
+            t.executor_waiting_for_ranges
+        }),
+        ("executor: waiting for the writer", |t| {
+            t.executor_waiting_for_writer
+        }),
+        ("workers: decoding", |t| t.workers_decoding),
+        ("workers: waiting for buffers", |t| {
+            t.workers_waiting_for_buffers
+        }),
+        ("workers: waiting for a range", |t| {
+            t.workers_waiting_for_ranges
+        }),
+        ("writer: waiting for output", |t| t.writer_waiting),
+        ("writer: faulting the ring in", |t| t.writer_faulting_ahead),
+    ];
+    println!(
+        "{}: {threads} workers, medians of {reps} decodes to a sink (ms; stages' threads summed)",
+        args[0]
+    );
+    for (name, field) in rows {
+        let mut values: Vec<Duration> = runs.iter().map(field).collect();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        values.sort();
+        println!(
+            "  {name:<36} {:>8.2}  [{:.2}-{:.2}]",
+            ms(values[values.len() / 2]),
+            ms(values[0]),
+            ms(values[values.len() - 1])
+        );
+    }
 }

@@ -61,6 +61,10 @@
 //! are written only once the checksum is verified, so on any error the
 //! caller's writer holds less than the whole output.
 //!
+//! **Timing** ([`Parallel::decode_timed`], `examples/pipeline.rs
+//! --stages`): what each stage spent working and waiting for another
+//! ([`StageTimes`]), the way to tell which stage bounds a decode.
+//!
 //! Small inputs (less than [`MIN_PARALLEL_INPUT`] bytes of compressed
 //! blocks) and inputs of stored blocks stay on the caller's thread
 //! through [`crate::decode_to`]: no thread is started where threads
@@ -69,6 +73,7 @@
 mod executor;
 mod ring;
 mod sink;
+mod stages;
 
 use std::io::{self, Read, Write};
 
@@ -82,6 +87,8 @@ use crate::source::{Bytes, Checked, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{Released, ToWriter, write};
+pub use stages::StageTimes;
+use stages::{Clock, Stretch, timed};
 
 /// Blocks in one worker's range: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
@@ -154,7 +161,21 @@ impl Parallel {
         input: &[u8],
         writer: &mut W,
     ) -> Result<Decoded, StreamError<std::io::Error>> {
-        self.decode_lent(Source::slice(input), writer)
+        self.decode_lent(Source::slice(input), writer, None)
+    }
+
+    /// [`Parallel::decode`], timing the pipeline's stages: where each
+    /// spent its time working and waiting (see [`StageTimes`]), if the
+    /// pipeline ran. For measuring the pipeline (`examples/pipeline.rs
+    /// --stages`); the times cost a clock read at each hand-over.
+    pub fn decode_timed<W: Write>(
+        &self,
+        input: &[u8],
+        writer: &mut W,
+    ) -> Result<(Decoded, Option<StageTimes>), StreamError<std::io::Error>> {
+        let clock = Clock::new();
+        let decoded = self.decode_lent(Source::slice(input), writer, Some(&clock))?;
+        Ok((decoded, decoded.pipelined.then(|| clock.read())))
     }
 
     /// [`Parallel::decode`] of an input held whole by `source` (a slice
@@ -164,6 +185,7 @@ impl Parallel {
         &self,
         source: Source<'_, io::Empty>,
         writer: &mut W,
+        clock: Option<&Clock>,
     ) -> Result<Decoded, StreamError<std::io::Error>> {
         let input = source.lent();
         if !self.pipelines(input) {
@@ -173,7 +195,7 @@ impl Parallel {
                 pipelined: false,
             });
         }
-        let bytes = pipeline(source, self.window_limit, self.threads, writer)?;
+        let bytes = pipeline(source, self.window_limit, self.threads, writer, clock)?;
         Ok(Decoded {
             bytes,
             pipelined: true,
@@ -198,7 +220,11 @@ impl Parallel {
         // mapping, or (the rest of a page the file was cut inside, which
         // does not fault) after the cut, which the file's size shows (the
         // stages hand on through channels).
-        let decoded = self.decode_lent(Source::mapped(map), &mut ShrinkChecked { map, writer });
+        let decoded = self.decode_lent(
+            Source::mapped(map),
+            &mut ShrinkChecked { map, writer },
+            None,
+        );
         if map.shrank() {
             return Err(StreamError::Input(shrank_error()));
         }
@@ -245,6 +271,7 @@ impl Parallel {
             self.window_limit,
             self.threads.max(1),
             writer,
+            None,
         )?;
         Ok(Decoded {
             bytes,
@@ -434,12 +461,14 @@ enum UnitKind {
     Unreadable(Option<io::Error>),
 }
 
-/// Runs the stages; the writer on this thread.
+/// Runs the stages; the writer on this thread. `clock`, if given, times
+/// them.
 fn pipeline<R: Read + Send, W: Write>(
     mut source: Source<'_, R>,
     window_limit: u64,
     workers: usize,
     writer: &mut W,
+    clock: Option<&Clock>,
 ) -> Result<u64, StreamError<std::io::Error>> {
     let in_flight = IN_FLIGHT_PER_WORKER * workers;
     let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
@@ -478,16 +507,24 @@ fn pipeline<R: Read + Send, W: Write>(
             stages.push(scope.spawn(move || {
                 #[cfg(test)]
                 tests::FAULT_FROM.set(fault_from);
-                work(jobs, done, shelf)
+                work(jobs, done, shelf, clock)
             }));
         }
         drop(done_tx);
         stages.push(scope.spawn(move || {
             let shelf = (shelf_back, shelf);
-            execute(job_rx, done_rx, credit_tx, shelf, write_tx, released_rx)
+            execute(
+                job_rx,
+                done_rx,
+                credit_tx,
+                shelf,
+                write_tx,
+                released_rx,
+                clock,
+            )
         }));
         // Returning drops the writer's receivers, which stops the others.
-        let written = write(writer, write_rx, released_tx);
+        let written = write(writer, write_rx, released_tx, clock);
         // Joined one by one, not left to the scope, whose wait ends when
         // each stage's function returns, before its thread has freed its
         // thread-locals and exited: joined, no thread of the pipeline
@@ -649,14 +686,19 @@ fn walk<'a, R: Read>(
 }
 
 /// A worker: the entropy stage of each range it is given.
-fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Vec<DecodedBlock>>) {
+fn work<'a>(
+    jobs: Receiver<Unit<'a>>,
+    done: Sender<Unit<'a>>,
+    shelf: Receiver<Vec<DecodedBlock>>,
+    clock: Option<&Clock>,
+) {
     #[cfg(test)]
     tests::IN_WORKER.set(true);
     // A set of buffers first, then a range (see `shelf`); the shelf is
     // gone once the executor is and the walker has stocked it (which it
     // does before any stage can end, see `Stock`).
-    while let Ok(decoded) = shelf.recv() {
-        let Ok(mut unit) = jobs.recv() else {
+    while let Ok(decoded) = timed(clock, Stretch::WorkersWaitingForBuffers, || shelf.recv()) {
+        let Ok(mut unit) = timed(clock, Stretch::WorkersWaitingForRanges, || jobs.recv()) else {
             return;
         };
         unit.decoded = decoded;
@@ -664,7 +706,7 @@ fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Ve
             seq: unit.seq,
             done: &done,
         };
-        entropy(&mut unit);
+        timed(clock, Stretch::WorkersDecoding, || entropy(&mut unit));
         if done.send(unit).is_err() {
             return;
         }

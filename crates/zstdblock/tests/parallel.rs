@@ -285,3 +285,42 @@ fn a_wrong_checksum_leaves_the_writer_short_of_the_whole_output() {
         }
     }
 }
+
+#[test]
+fn a_timed_decode_says_where_each_stage_spent_its_time() {
+    let (text, frame) = many_blocks(3, true);
+    let mut out = Vec::new();
+    let (decoded, times) = pipelined(2).decode_timed(&frame, &mut out).unwrap();
+    assert!(out == text, "a timed decode decodes as any other");
+    assert!(decoded.pipelined);
+    let times = times.expect("the pipeline ran, so it was timed");
+    // Every range was decoded by someone and executed by the executor;
+    // each stretch lies within the decode (per stage thread).
+    assert!(times.executing > Duration::ZERO);
+    assert!(times.workers_decoding + times.executor_decoding > Duration::ZERO);
+    assert!(times.until_first_execution > Duration::ZERO);
+    assert!(times.until_first_execution <= times.wall);
+    for single in [
+        times.executing,
+        times.executor_decoding,
+        times.executor_waiting_for_ranges,
+        times.executor_waiting_for_writer,
+        times.writer_waiting,
+        times.writer_faulting_ahead,
+    ] {
+        assert!(single <= times.wall, "{times:?}");
+    }
+    for both_workers in [
+        times.workers_decoding,
+        times.workers_waiting_for_buffers,
+        times.workers_waiting_for_ranges,
+    ] {
+        assert!(both_workers <= 2 * times.wall, "{times:?}");
+    }
+    // Not pipelined (below the default minimum), not timed.
+    let small = compress_with(b"a few bytes", &[CParameter::CompressionLevel(3)]);
+    let (decoded, times) = Parallel::new(2, WINDOW_LIMIT)
+        .decode_timed(&small, &mut Vec::new())
+        .unwrap();
+    assert!(!decoded.pipelined && times.is_none());
+}

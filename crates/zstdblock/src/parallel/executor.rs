@@ -16,6 +16,7 @@ use crossbeam::channel::{Receiver, Sender, TryRecvError};
 
 use super::ring::{CHUNK, RingOutput};
 use super::sink::{Released, ToWriter};
+use super::stages::{Clock, Stretch, timed, timed_with_cpu};
 use super::{Credit, Unit, UnitKind, entropy};
 use crate::StoredChecksum;
 use crate::entropy::DecodedBlock;
@@ -90,7 +91,7 @@ impl Downstream {
 type Step = Result<bool, ToWriter>;
 
 /// The executor and what it holds between units.
-struct Executor<'a> {
+struct Executor<'a, 'c> {
     jobs: Receiver<Unit<'a>>,
     done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
@@ -105,6 +106,8 @@ struct Executor<'a> {
     pending: BTreeMap<u64, Unit<'a>>,
     next: u64,
     current: Option<Current>,
+    /// Times the stages, if the decode is timed.
+    clock: Option<&'c Clock>,
 }
 
 /// The executor: units back in order, executed through the window.
@@ -115,6 +118,7 @@ pub(super) fn execute<'a>(
     shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
     writer: Sender<ToWriter>,
     released: Receiver<Released>,
+    clock: Option<&Clock>,
 ) {
     Executor {
         jobs,
@@ -126,11 +130,12 @@ pub(super) fn execute<'a>(
         pending: BTreeMap::new(),
         next: 0,
         current: None,
+        clock,
     }
     .run();
 }
 
-impl<'a> Executor<'a> {
+impl<'a> Executor<'a, '_> {
     fn run(mut self) {
         while let Some(mut unit) = self.next_unit() {
             let input = std::mem::replace(&mut unit.input, Bytes::spare(Vec::new()));
@@ -162,6 +167,12 @@ impl<'a> Executor<'a> {
             // worker has started and decode it here, rather than sleep
             // while work waits (on a busy machine a worker may wait long
             // for a time slice); sleep only when every unit is taken.
+            let clock = self.clock;
+            let wait = || {
+                timed(clock, Stretch::ExecutorWaitingForRanges, || {
+                    self.done.recv()
+                })
+            };
             let unit = match self.done.try_recv() {
                 Ok(unit) => unit,
                 Err(TryRecvError::Disconnected) => return None,
@@ -170,15 +181,15 @@ impl<'a> Executor<'a> {
                     Ok(decoded) => match self.jobs.try_recv() {
                         Ok(mut unit) => {
                             unit.decoded = decoded;
-                            entropy(&mut unit);
+                            timed(clock, Stretch::ExecutorDecoding, || entropy(&mut unit));
                             unit
                         }
                         Err(_) => {
                             let _ = self.shelf.0.send(decoded);
-                            self.done.recv().ok()?
+                            wait().ok()?
                         }
                     },
-                    Err(_) => self.done.recv().ok()?,
+                    Err(_) => wait().ok()?,
                 },
             };
             self.pending.insert(unit.seq, unit);
@@ -205,7 +216,15 @@ impl<'a> Executor<'a> {
                 ..
             } => {
                 let blocks = blocks.iter().zip(decoded.iter_mut()).take(*decoded_count);
-                match (self.blocks(blocks, input, *base), error.take()) {
+                if let Some(clock) = self.clock {
+                    clock.first_execution();
+                }
+                let clock = self.clock;
+                let executed =
+                    timed_with_cpu(clock, Stretch::Executing, Stretch::ExecutingCpu, || {
+                        self.blocks(blocks, input, *base)
+                    });
+                match (executed, error.take()) {
                     (Ok(true), Some(e)) => Err(ToWriter::Fail(e)),
                     (other, _) => other,
                 }
@@ -269,7 +288,10 @@ impl<'a> Executor<'a> {
                 BlockKind::Rle => block.known_size.unwrap_or(0),
                 BlockKind::Compressed => decoded.output_size().min(BLOCK_SIZE_MAX),
             };
-            if !self.downstream.wait_for_room(out, size) {
+            let room = timed(self.clock, Stretch::ExecutorWaitingForWriter, || {
+                self.downstream.wait_for_room(out, size)
+            });
+            if !room {
                 return Ok(false);
             }
             out.room(size).map_err(ToWriter::Memory)?;

@@ -10,6 +10,7 @@ use crossbeam::channel::{Receiver, Sender};
 use xxhash_rust::xxh64::Xxh64;
 
 use super::ring::{Ahead, Chunk};
+use super::stages::{Clock, Stretch, timed};
 use crate::error::Error;
 use crate::{StoredChecksum, StreamError};
 
@@ -49,8 +50,9 @@ pub(super) fn write<W: Write>(
     writer: &mut W,
     chunks: Receiver<ToWriter>,
     released: Sender<Released>,
+    clock: Option<&Clock>,
 ) -> Result<u64, StreamError<io::Error>> {
-    let written = write_chunks(writer, chunks, &released);
+    let written = write_chunks(writer, chunks, &released, clock);
     // Stopping early, the writer drops the chunks it holds without a
     // word, and the executor may be waiting for their release: this wakes
     // it to stop. After a full run nobody reads it.
@@ -63,6 +65,7 @@ fn write_chunks<W: Write>(
     writer: &mut W,
     chunks: Receiver<ToWriter>,
     released: &Sender<Released>,
+    clock: Option<&Clock>,
 ) -> Result<u64, StreamError<io::Error>> {
     let mut written = 0u64;
     // The XXH64 of the current frame's bytes so far, if it has a checksum.
@@ -79,7 +82,7 @@ fn write_chunks<W: Write>(
         let _ = released.send(Released::Chunk);
         Ok(())
     };
-    for message in chunks {
+    while let Ok(message) = timed(clock, Stretch::WriterWaiting, || chunks.recv()) {
         match message {
             ToWriter::FrameStart { has_checksum } => {
                 hasher = has_checksum.then(|| Xxh64::new(0));
@@ -97,7 +100,9 @@ fn write_chunks<W: Write>(
                     pass(last, &mut None).map_err(StreamError::Sink)?;
                 }
             }
-            ToWriter::Ahead(ahead) => ahead.populate(),
+            ToWriter::Ahead(ahead) => {
+                timed(clock, Stretch::WriterFaultingAhead, || ahead.populate());
+            }
             ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
             ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
             ToWriter::Memory(e) => {

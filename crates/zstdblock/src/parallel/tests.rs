@@ -69,7 +69,13 @@ fn a_walk_that_stops_before_a_frame_ends_the_pipeline_as_one_thread_does() {
     /// The pipeline over `reader`: its result as text.
     fn piped<R: Read + Send + 'static>(reader: R) -> Result<u64, String> {
         on_a_thread(move || {
-            let piped = pipeline(Source::new(Vec::new(), reader), 1 << 27, 2, &mut io::sink());
+            let piped = pipeline(
+                Source::new(Vec::new(), reader),
+                1 << 27,
+                2,
+                &mut io::sink(),
+                None,
+            );
             piped.map_err(|e| e.to_string())
         })
         .expect("the pipeline panicked")
@@ -125,7 +131,7 @@ fn a_workers_panic_reaches_the_caller_and_no_stage_waits_for_ever() {
         let frame = frame.clone();
         let answer = on_a_thread(move || {
             FAULT_FROM.set(Some(4));
-            pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink()).is_ok()
+            pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink(), None).is_ok()
         });
         if FIRED.load(Ordering::SeqCst) {
             break answer;
