@@ -158,6 +158,9 @@ pub enum Error {
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+// Shared by every part of the bench; the FIX part uses each of them, and
+// a build without it (a subset of the parts) may leave some unused.
+#[cfg_attr(not(feature = "fix"), allow(dead_code))]
 impl Error {
     /// Wraps an I/O error with what was being done; the text is made only
     /// if there is an error, so this costs nothing on a measured path.
@@ -188,6 +191,7 @@ fn quote(stderr: &[String]) -> String {
 
 /// Says what was being done when an I/O operation failed, turning its
 /// error into [`Error::Io`].
+#[cfg_attr(not(feature = "fix"), allow(dead_code))]
 pub(crate) trait IoContext<T> {
     /// With a fixed description.
     fn doing(self, doing: &str) -> Result<T>;
@@ -214,6 +218,7 @@ impl<T> IoContext<T> for io::Result<T> {
 /// Says which step failed, around the step's own error (this crate's, or
 /// one it wraps), as [`Error::During`]. Not for `io::Error`, which has no
 /// place in [`Error`] without saying what was being done ([`IoContext`]).
+#[cfg_attr(not(feature = "fix"), allow(dead_code))]
 pub(crate) trait StepContext<T> {
     /// With a fixed description.
     fn during(self, doing: &str) -> Result<T>;
