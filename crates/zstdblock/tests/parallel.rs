@@ -109,7 +109,8 @@ fn corrupt_blocks_anywhere_end_in_the_one_thread_error_and_never_hang() {
                         // damage changed the frame's length (found at its
                         // end), what the frame made: a byte that made it
                         // one longer left the text's length written.
-                        let whole = match e {
+                        // (The one thread's error, which `e` equals.)
+                        let whole = match expected {
                             zstdblock::Error::ContentSize { produced, .. } => *produced as usize,
                             _ => text.len(),
                         };

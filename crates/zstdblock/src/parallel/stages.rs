@@ -8,20 +8,21 @@
 //! A decode that is not timed carries no clock, and each timed point
 //! costs it one branch.
 
-#![allow(unsafe_code)]
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use perfkit_measure::clock::thread_cpu;
 
 /// Where one pipelined decode's time went. Each stretch is summed over
 /// the threads of its stage (two workers waiting a millisecond each are
 /// two milliseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
-    /// From the pipeline's start to its end (its threads joined).
+    /// From the call's start (its check of whether threads pay
+    /// included) to the pipeline's end (its threads joined).
     pub wall: Duration,
-    /// From the pipeline's start until the executor starts executing
-    /// the first range.
+    /// From the call's start until the executor starts executing the
+    /// first range.
     pub until_first_execution: Duration,
     /// The executor executing ranges, wall time (with its waits for the
     /// writer, which [`StageTimes::executor_waiting_for_writer`] also
@@ -149,21 +150,4 @@ pub(super) fn timed_with_cpu<R>(
     clock.add(wall, start.elapsed());
     clock.add(cpu, thread_cpu().saturating_sub(cpu_start));
     result
-}
-
-/// This thread's CPU time so far (zero where it cannot be read).
-fn thread_cpu() -> Duration {
-    #[cfg(unix)]
-    {
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `now` is a valid timespec to write; the clock id is a
-        // constant every Unix this builds on knows.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0 {
-            return Duration::new(now.tv_sec as u64, now.tv_nsec as u32);
-        }
-    }
-    Duration::ZERO
 }
