@@ -11,8 +11,17 @@
 //! `--rss-stream FILE.zst [THREADS]` decodes it read as it goes
 //! (`Parallel::decode_reader`) and prints the process's peak RSS.
 //!
-//! `... --example pipeline -- --stages FILE.zst [THREADS] [REPS]` decodes
-//! it REPS times (9) to `io::sink()` through the pipeline, timing its
+//! `... --example pipeline -- --pair FILE.zst [ROUNDS]` decodes it with
+//! libzstd on one thread, alone and then as two such decodes at once on
+//! two threads, ROUNDS times (11), and prints the median wall of a
+//! decode each way: what a second busy core costs the first (shared
+//! caches, memory and, on a VM, the host), which bounds what any two
+//! threads can gain here.
+//!
+//! `... --example pipeline -- --stages FILE.zst [THREADS] [REPS] [OUT]`
+//! decodes it REPS times (9) to `io::sink()`, or to a new file at OUT each
+//! time (without the space reservation `perfkit decompress -o` makes),
+//! through the pipeline, timing its
 //! stages (`Parallel::decode_timed`), and prints the median of each
 //! stretch: what each stage spent working and waiting.
 
@@ -126,6 +135,10 @@ fn main() {
     }
     if args.first().map(String::as_str) == Some("--stages") {
         stages(&args[1..]);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--pair") {
+        pair(&args[1..]);
         return;
     }
     if args.first().map(String::as_str) == Some("--rss-stream") {
@@ -293,15 +306,23 @@ fn stages(args: &[String]) {
     let input = std::fs::read(&args[0]).expect("reading the input");
     let threads = args.get(1).map_or(2, |t| t.parse().expect("THREADS"));
     let reps: usize = args.get(2).map_or(9, |r| r.parse().expect("REPS"));
+    // A new file each decode, as a user's `-o` makes one; the last one
+    // removed first, untimed.
+    let out = args.get(3);
     let parallel = zstdblock::parallel::Parallel {
         min_input: 0,
         ..zstdblock::parallel::Parallel::new(threads, 1 << 31)
     };
     let runs: Vec<zstdblock::parallel::StageTimes> = (0..reps)
         .map(|_| {
-            let (_, times) = parallel
-                .decode_timed(&input, &mut std::io::sink())
-                .expect("decoding");
+            let mut sink: Box<dyn Write> = match out {
+                Some(path) => {
+                    let _ = std::fs::remove_file(path);
+                    Box::new(std::fs::File::create(path).expect("output"))
+                }
+                None => Box::new(std::io::sink()),
+            };
+            let (_, times) = parallel.decode_timed(&input, &mut sink).expect("decoding");
             times.expect("the pipeline ran")
         })
         .collect();
@@ -329,8 +350,9 @@ fn stages(args: &[String]) {
         ("writer: faulting the ring in", |t| t.writer_faulting_ahead),
     ];
     println!(
-        "{}: {threads} workers, medians of {reps} decodes to a sink (ms; stages' threads summed)",
-        args[0]
+        "{}: {threads} workers, medians of {reps} decodes to {} (ms; stages' threads summed)",
+        args[0],
+        out.map_or("a sink", String::as_str)
     );
     for (name, field) in rows {
         let mut values: Vec<Duration> = runs.iter().map(field).collect();
@@ -343,4 +365,40 @@ fn stages(args: &[String]) {
             ms(values[values.len() - 1])
         );
     }
+}
+
+/// `--pair FILE.zst [ROUNDS]`: a libzstd decode alone against each of
+/// two run at once (see the module doc).
+fn pair(args: &[String]) {
+    let input = std::fs::read(&args[0]).expect("reading the input");
+    let rounds: usize = args.get(1).map_or(11, |r| r.parse().expect("ROUNDS"));
+    let decode = || {
+        let t = Instant::now();
+        libzstd_stream(&input, &mut std::io::sink());
+        t.elapsed()
+    };
+    let (mut alone, mut together, mut ratios) = (vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        let a = decode();
+        let (b, c) = std::thread::scope(|s| {
+            let other = s.spawn(decode);
+            let mine = decode();
+            (mine, other.join().expect("the other decode"))
+        });
+        let both = (b + c) / 2;
+        alone.push(a);
+        together.push(both);
+        ratios.push(both.as_secs_f64() / a.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{}: libzstd on one thread, median of {rounds} rounds: alone {:.2} ms, each of two at once {:.2} ms, ratio {:.3} [{:.3}-{:.3}]",
+        args[0],
+        ms(median(&mut alone)),
+        ms(median(&mut together)),
+        ratios[rounds / 2],
+        ratios[0],
+        ratios[rounds - 1]
+    );
 }
