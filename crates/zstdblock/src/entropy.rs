@@ -184,18 +184,20 @@ pub(crate) fn decode_content(
 /// find). A worker that starts at block `k` runs this over blocks `0..k`
 /// of the frame first, and then decodes exactly as a single thread would.
 pub fn skip_block(input: &[u8], block: &Block, state: &mut EntropyState) -> Result<(), Error> {
-    skip_content(&input[block.content.clone()], block, state)
+    skip_content(&input[block.content.clone()], block, state).map(|_| ())
 }
 
-/// [`skip_block`] given the block's content (see [`decode_content`]).
+/// [`skip_block`] given the block's content (see [`decode_content`]);
+/// returns the bytes its decode will hold, literals and sequences, as its
+/// headers declare them.
 pub(crate) fn skip_content(
     content: &[u8],
     block: &Block,
     state: &mut EntropyState,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let origin = block.content.start;
     let mut scratch = Vec::new();
-    let (_, used) = literals::decode(
+    let (literal_count, used) = literals::decode(
         content,
         block.block_max,
         &mut state.huffman,
@@ -204,7 +206,11 @@ pub(crate) fn skip_content(
     )
     .map_err(|f| f.into_error(block.frame, origin))?;
     let mut none = Vec::new();
-    sequences::decode(&content[used..], used, &mut state.tables, &mut none, false)
+    let sequences = sequences::decode(&content[used..], used, &mut state.tables, &mut none, false)
         .map_err(|f| f.into_error(block.frame, origin))?;
-    Ok(())
+    Ok(literal_count.saturating_add(
+        sequences
+            .count
+            .saturating_mul(std::mem::size_of::<Sequence>()),
+    ))
 }

@@ -3,7 +3,8 @@
 //!
 //! 1. the **walker** reads the input as it goes (from a slice, a
 //!    [`MappedFile`] or a [`Read`]), the frame and block headers in
-//!    order, groups the blocks into ranges of [`RANGE_BLOCKS`], hands
+//!    order, groups the blocks into ranges of at most [`RANGE_BLOCKS`]
+//!    (fewer where their decoded blocks pass [`RANGE_DECODED`]), hands
 //!    each range its own bytes of the input and the [`EntropyState`] it
 //!    inherits, found by running [`skip_block`](crate::skip_block)
 //!    (tables only) over every compressed block as it passes;
@@ -90,10 +91,23 @@ use sink::{Released, ToWriter, write};
 pub use stages::StageTimes;
 use stages::{Clock, Stretch, timed};
 
-/// Blocks in one worker's range: enough that a range is about a
+/// Blocks in one worker's range at most: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
 /// machine can wait for a time slice) is rare.
 pub const RANGE_BLOCKS: usize = 8;
+/// Bytes of literals and sequences (12 bytes each) at which a range ends
+/// before [`RANGE_BLOCKS`], as the block headers give them (the walker
+/// reads them anyway). Eight blocks of a `zstd -3` file hold 0.5-1 MiB
+/// of them, most of a core's L2, and each buffer of a set grows to the
+/// largest block it ever held, so the sets were faulted in at up to
+/// three times what a range holds and written on one core while read on
+/// the other. Capped here, a range of heavy blocks is two to four blocks
+/// and one of light ones (most blocks at `-19`) still eight: a fresh
+/// `-T2` took 8-15 % fewer page faults on the `-3` tars, and its wall
+/// went to 0.92-0.96x on the libraries `-19` (a copy of the build
+/// 0.96-1.01x), the other files inside the copy's spread (see the
+/// commit).
+pub const RANGE_DECODED: usize = 256 << 10;
 /// Ranges in flight (walked and not yet executed) per worker: enough to
 /// keep every worker busy while the executor waits for the oldest.
 pub const IN_FLIGHT_PER_WORKER: usize = 3;
@@ -622,7 +636,8 @@ fn walk<'a, R: Read>(
                 let mut blocks = Vec::with_capacity(RANGE_BLOCKS);
                 let inherited = state.clone();
                 let mut stop = None;
-                while blocks.len() < RANGE_BLOCKS && !last {
+                let mut decoded = 0usize;
+                while blocks.len() < RANGE_BLOCKS && decoded < RANGE_DECODED && !last {
                     let block = match source.block(at, index, header.block_max()) {
                         Ok(block) => block,
                         Err(e) => {
@@ -637,8 +652,9 @@ fn walk<'a, R: Read>(
                         BlockKind::Compressed => {
                             skip_content(source.content(&block), &block, &mut state)
                         }
-                        _ => Ok(()),
+                        _ => Ok(0),
                     };
+                    decoded = decoded.saturating_add(*skipped.as_ref().unwrap_or(&0));
                     blocks.push(block);
                     if let Err(e) = skipped {
                         stop = Some(Stop::Decode(e));

@@ -220,7 +220,8 @@ pub(crate) struct Decoded {
     pub literals: u64,
     /// Sum of the match lengths.
     pub matches: u64,
-    /// Sequences decoded: the first `count` of the buffer given.
+    /// Sequences decoded: the first `count` of the buffer given (without
+    /// the streams, the count the header declares, none decoded).
     pub count: usize,
 }
 
@@ -350,7 +351,7 @@ pub(crate) fn decode(
         return Ok(Decoded {
             literals: 0,
             matches: 0,
-            count: 0,
+            count,
         });
     }
     let (ll, of, ml) = (
