@@ -103,10 +103,10 @@ pub const RANGE_BLOCKS: usize = 8;
 /// three times what a range holds and written on one core while read on
 /// the other. Capped here, a range of heavy blocks is two to four blocks
 /// and one of light ones (most blocks at `-19`) still eight: a fresh
-/// `-T2` took 8-15 % fewer page faults on the `-3` tars, and its wall
-/// went to 0.92-0.96x on the libraries `-19` (a copy of the build
-/// 0.96-1.01x), the other files inside the copy's spread (see the
-/// commit).
+/// `-T2` took 8-17 % fewer page faults on three `-3` tars (sources,
+/// libraries, docs), and about as many as before on the `-19` ones.
+/// Its wall moved 0.91-1.06x over three interleaved runs, beside a copy
+/// of the build at 0.95-1.03x: a lean, not a gain past the spread.
 pub const RANGE_DECODED: usize = 256 << 10;
 /// Ranges in flight (walked and not yet executed) per worker: enough to
 /// keep every worker busy while the executor waits for the oldest.
@@ -654,7 +654,9 @@ fn walk<'a, R: Read>(
                         }
                         _ => Ok(0),
                     };
-                    decoded = decoded.saturating_add(*skipped.as_ref().unwrap_or(&0));
+                    if let Ok(bytes) = &skipped {
+                        decoded = decoded.saturating_add(*bytes);
+                    }
                     blocks.push(block);
                     if let Err(e) = skipped {
                         stop = Some(Stop::Decode(e));
