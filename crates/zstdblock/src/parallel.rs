@@ -75,21 +75,23 @@ mod executor;
 mod ring;
 mod sink;
 mod stages;
+mod walker;
 
 use std::io::{self, Read, Write};
 
 use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 
-use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
+use crate::entropy::{DecodedBlock, EntropyState, decode_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
 use crate::mapped::{MappedFile, shrank_error};
-use crate::source::{Bytes, Checked, Source, Stop};
+use crate::source::{Bytes, Checked, Source};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{Released, ToWriter, write};
 pub use stages::StageTimes;
 use stages::{Clock, Stretch, timed};
+use walker::{Stock, walk};
 
 /// Blocks in one worker's range at most: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
@@ -403,44 +405,6 @@ fn shelf(sets: usize) -> (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>
     bounded(sets)
 }
 
-/// The walker's duty to stock the shelf once: at the first frame's
-/// header, or, if it stops before one, when it is dropped (with sets
-/// reserved for no block), so no worker or executor waits for a set that
-/// never comes. Until then no stage can end on its own: the workers and
-/// the executor wait for the walker's first unit.
-struct Stock {
-    shelf: Option<Sender<Vec<DecodedBlock>>>,
-    sets: usize,
-}
-
-impl Stock {
-    /// Puts the sets on the shelf, each block's buffers reserved for
-    /// `block_max` bytes, unless that was done.
-    fn fill(&mut self, block_max: usize) {
-        let Some(shelf) = self.shelf.take() else {
-            return;
-        };
-        for _ in 0..self.sets {
-            let set = (0..RANGE_BLOCKS)
-                .map(|_| {
-                    let mut decoded = DecodedBlock::default();
-                    decoded.make_room(block_max);
-                    decoded
-                })
-                .collect();
-            // The shelf has room for every set; a stage gone is not the
-            // walker's to report.
-            let _ = shelf.send(set);
-        }
-    }
-}
-
-impl Drop for Stock {
-    fn drop(&mut self) {
-        self.fill(0);
-    }
-}
-
 enum UnitKind {
     /// A zstd frame starts.
     FrameStart {
@@ -505,10 +469,7 @@ fn pipeline<R: Read + Send, W: Write>(
     let (released_tx, released_rx) = unbounded::<Released>();
     let sets = workers + DECODED_AHEAD;
     let (shelf_back, shelf) = shelf(sets);
-    let stock = Stock {
-        shelf: Some(shelf_back.clone()),
-        sets,
-    };
+    let stock = Stock::new(shelf_back.clone(), sets);
     // The caller's fault point, armed for its own pipelines only (tests
     // run side by side in one process).
     #[cfg(test)]
@@ -552,155 +513,6 @@ fn pipeline<R: Read + Send, W: Write>(
         }
         written
     })
-}
-
-/// The walker: headers in order, ranges of blocks with their inherited
-/// tables and their bytes, read from `source` as it goes. Stops when it
-/// fails or when the executor is gone.
-fn walk<'a, R: Read>(
-    mut source: Source<'a, R>,
-    window_limit: u64,
-    credits: Receiver<Credit>,
-    jobs: Sender<Unit<'a>>,
-    mut stock: Stock,
-) {
-    let mut seq = 0;
-    // Sends a unit once a credit is free, with the input held before
-    // `upto` if given; false when downstream is gone.
-    let mut send = |source: &mut Source<'a, R>, kind: UnitKind, upto: Option<usize>| -> bool {
-        let Ok(spare) = credits.recv() else {
-            return false;
-        };
-        let (input, base) = match upto {
-            Some(at) => source.split_off(at, spare),
-            None => (Bytes::spare(spare), 0),
-        };
-        let unit = Unit {
-            seq,
-            decoded: Vec::new(),
-            input,
-            base,
-            kind,
-        };
-        seq += 1;
-        jobs.send(unit).is_ok()
-    };
-    let fail = |stop: Stop| match stop {
-        Stop::Decode(e) => UnitKind::Fail(e),
-        Stop::Read(e) => UnitKind::Unreadable(Some(e)),
-    };
-    let mut offset = 0;
-    let mut index = 0;
-    loop {
-        match source.ends_at(offset) {
-            Ok(true) => return,
-            Ok(false) => {}
-            Err(e) => {
-                send(&mut source, fail(e), None);
-                return;
-            }
-        }
-        let mut frame = match source.frame_start(offset, index, window_limit) {
-            Ok(frame) => frame,
-            Err(e) => {
-                send(&mut source, fail(e), None);
-                return;
-            }
-        };
-        if let FrameKind::Zstd(header) = frame.kind.clone() {
-            if header.dictionary_id != 0 {
-                let e = Error::NeedsDictionary {
-                    frame: index,
-                    offset,
-                    dictionary_id: header.dictionary_id,
-                };
-                send(&mut source, UnitKind::Fail(e), None);
-                return;
-            }
-            // Before the frame goes on, so that these reservations do not
-            // wait for the writer faulting in the ring the executor makes
-            // for it (see [`shelf`]).
-            stock.fill(header.block_max());
-            let start = UnitKind::FrameStart {
-                window: header.window_size,
-                content_size: header.content_size,
-                has_checksum: header.has_checksum,
-            };
-            if !send(&mut source, start, None) {
-                return;
-            }
-            let mut state = EntropyState::default();
-            let mut at = frame.range.end;
-            let mut last = false;
-            while !last {
-                let mut blocks = Vec::with_capacity(RANGE_BLOCKS);
-                let inherited = state.clone();
-                let mut stop = None;
-                let mut decoded = 0usize;
-                while blocks.len() < RANGE_BLOCKS && decoded < RANGE_DECODED && !last {
-                    let block = match source.block(at, index, header.block_max()) {
-                        Ok(block) => block,
-                        Err(e) => {
-                            stop = Some(e);
-                            break;
-                        }
-                    };
-                    at = block.content.end;
-                    last = block.last;
-                    // Only the tables: the worker decodes the rest.
-                    let skipped = match block.kind {
-                        BlockKind::Compressed => {
-                            skip_content(source.content(&block), &block, &mut state)
-                        }
-                        _ => Ok(0),
-                    };
-                    if let Ok(bytes) = &skipped {
-                        decoded = decoded.saturating_add(*bytes);
-                    }
-                    blocks.push(block);
-                    if let Err(e) = skipped {
-                        stop = Some(Stop::Decode(e));
-                        break;
-                    }
-                }
-                // A read that fails goes after the blocks read whole.
-                let (fail, unreadable) = match stop {
-                    None => (None, None),
-                    Some(Stop::Decode(e)) => (Some(e), None),
-                    Some(Stop::Read(e)) => (None, Some(e)),
-                };
-                let failed = fail.is_some();
-                let range = UnitKind::Blocks {
-                    blocks,
-                    state: inherited,
-                    fail,
-                    done: 0,
-                    error: None,
-                };
-                if !send(&mut source, range, Some(at)) || failed {
-                    return;
-                }
-                if let Some(e) = unreadable {
-                    send(&mut source, UnitKind::Unreadable(Some(e)), None);
-                    return;
-                }
-            }
-            if let Err(e) = source.frame_end(&mut frame, at) {
-                send(&mut source, fail(e), None);
-                return;
-            }
-            let end = UnitKind::FrameEnd {
-                index,
-                end: frame.range.end,
-                checksum: frame.checksum,
-            };
-            if !send(&mut source, end, None) {
-                return;
-            }
-        }
-        offset = frame.range.end;
-        index += 1;
-    }
 }
 
 /// A worker: the entropy stage of each range it is given.

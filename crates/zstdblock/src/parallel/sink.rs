@@ -60,7 +60,7 @@ pub(super) fn write<W: Write>(
     written
 }
 
-/// [`write`]'s loop: the chunks written in order.
+/// [`write()`]'s loop: the chunks written in order.
 fn write_chunks<W: Write>(
     writer: &mut W,
     chunks: Receiver<ToWriter>,
