@@ -6,8 +6,8 @@
 //!   with the list of what to install. It never skips silently. zstdblock's
 //!   `differential` fuzz target then runs for 60 s (under nightly, with
 //!   cargo-fuzz, which `ci` installs when it is missing), and the FIX
-//!   crates' tests again with
-//!   `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
+//!   crates' tests again with `FIXCORE_SCAN` capped at each scan path
+//!   slower than this CPU's best (`avx512`, `avx2`, `scalar`).
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
@@ -37,8 +37,10 @@ mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use fixcore::scan::ScanPath;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -99,9 +101,21 @@ fn workspace_root() -> PathBuf {
 /// Runs a command, echoing it, and fails if it fails.
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("xtask: $ {}", render(cmd));
+    let started = Instant::now();
     let status = cmd
         .status()
         .with_context(|| format!("starting {}", render(cmd)))?;
+    // Each step's time, so a CI log shows where its minutes went (CI has
+    // a budget of 40).
+    eprintln!(
+        "xtask: {:.0} s: {}",
+        started.elapsed().as_secs_f64(),
+        cmd.get_args()
+            .take(3)
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     if !status.success() {
         bail!("`{}` failed: {status}", render(cmd));
     }
@@ -196,14 +210,17 @@ fn ci() -> Result<()> {
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
     // parser, framer and builder tests, and the session and engine tests
-    // built on them, on each slower path as well (the capped pick never
-    // exceeds what the CPU has, so on a CPU without AVX-512 a cap repeats
-    // the run above; fixcore rejects unknown names). Only the scan-cap-env
-    // feature makes fixcore read the variable. Selecting the FIX crates
-    // alone re-resolves their dev-dependencies' features, so the first
-    // capped run rebuilds a few of them (about a minute); the other two
-    // reuse that build.
-    for cap in ["avx512", "avx2", "scalar"] {
+    // built on them, on each slower path this CPU has as well. A cap at or
+    // above the best path would repeat the run above (the capped pick never
+    // exceeds what the CPU has), so only the slower ones run: on a CPU
+    // without AVX-512 that is `scalar` alone: two runs fewer, each about
+    // three minutes here. Only the scan-cap-env feature makes fixcore read the
+    // variable. Selecting the FIX crates alone re-resolves their
+    // dev-dependencies' features, so the first capped run rebuilds a few
+    // of them (about a minute); the others reuse that build.
+    let mut slower = ScanPath::available();
+    slower.pop();
+    for cap in slower.iter().rev().map(|p| p.name()) {
         run(cargo()
             .args([
                 "test",
