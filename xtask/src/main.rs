@@ -107,14 +107,13 @@ fn run(cmd: &mut Command) -> Result<()> {
         .with_context(|| format!("starting {}", render(cmd)))?;
     // Each step's time, so a CI log shows where its minutes went (CI has
     // a budget of 40).
+    let program = Path::new(cmd.get_program()).file_name().unwrap_or_default();
+    let first = cmd.get_args().take(3).map(|a| a.to_string_lossy());
     eprintln!(
-        "xtask: {:.0} s: {}",
+        "xtask: {:.0} s: {} {}",
         started.elapsed().as_secs_f64(),
-        cmd.get_args()
-            .take(3)
-            .map(|a| a.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" ")
+        program.to_string_lossy(),
+        first.collect::<Vec<_>>().join(" ")
     );
     if !status.success() {
         bail!("`{}` failed: {status}", render(cmd));
