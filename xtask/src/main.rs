@@ -213,7 +213,7 @@ fn ci() -> Result<()> {
     // above the best path would repeat the run above (the capped pick never
     // exceeds what the CPU has), so only the slower ones run: on a CPU
     // without AVX-512 that is `scalar` alone: two runs fewer, each about
-    // three minutes here. Only the scan-cap-env feature makes fixcore read the
+    // 25 s of tests here. Only the scan-cap-env feature makes fixcore read the
     // variable. Selecting the FIX crates alone re-resolves their
     // dev-dependencies' features, so the first capped run rebuilds a few
     // of them (about a minute); the others reuse that build.
