@@ -211,10 +211,10 @@ fn ci() -> Result<()> {
     // parser, framer and builder tests, and the session and engine tests
     // built on them, on each slower path this CPU has as well. A cap at or
     // above the best path would repeat the run above (the capped pick never
-    // exceeds what the CPU has), so only the slower ones run: on a CPU
-    // without AVX-512 that is `scalar` alone: two runs fewer, each about
-    // 25 s of tests here. Only the scan-cap-env feature makes fixcore read the
-    // variable. Selecting the FIX crates alone re-resolves their
+    // exceeds what the CPU has), so only the slower ones run. On a CPU
+    // without AVX-512 that is `scalar` alone, two runs fewer (about 25 s
+    // of tests each here). Only the scan-cap-env feature makes fixcore
+    // read the variable. Selecting the FIX crates alone re-resolves their
     // dev-dependencies' features, so the first capped run rebuilds a few
     // of them (about a minute); the others reuse that build.
     let mut slower = ScanPath::available();

@@ -52,29 +52,29 @@ pub const RUNS: usize = 5;
 /// their arithmetic, not its figures, and at full size its `fix check`
 /// runs and QuickFIX's took 80 s of the suite's `bench --only commands`
 /// (225 s in all).
-const DEBUG_SHRINK: usize = if cfg!(debug_assertions) { 10 } else { 1 };
+const DEBUG_FIX_SHRINK: usize = if cfg!(debug_assertions) { 10 } else { 1 };
 
 /// FIX messages in the generated `fix check` input.
-const FIX_MESSAGES: usize = 100_000 / DEBUG_SHRINK;
+const FIX_MESSAGES: usize = 100_000 / DEBUG_FIX_SHRINK;
 
 /// Messages QuickFIX/C++ builds for the `fix check` case beside QuickFIX's
 /// own parse: enough that both processes' start-up is noise (QuickFIX
 /// takes about a second over them here).
-const QUICKFIX_MESSAGES: usize = 500_000 / DEBUG_SHRINK;
+const QUICKFIX_MESSAGES: usize = 500_000 / DEBUG_FIX_SHRINK;
 
 /// Market data snapshots QuickFIX/C++ builds with deep books (about 1 kB
 /// each: 40 MB, which QuickFIX parses in about half a second here).
-const QUICKFIX_BOOK_MESSAGES: usize = 40_000 / DEBUG_SHRINK;
+const QUICKFIX_BOOK_MESSAGES: usize = 40_000 / DEBUG_FIX_SHRINK;
 
 /// Of those, the messages checked again in the SOH form.
-const QUICKFIX_SOH_MESSAGES: usize = 200_000 / DEBUG_SHRINK;
+const QUICKFIX_SOH_MESSAGES: usize = 200_000 / DEBUG_FIX_SHRINK;
 
 /// Messages QuickFIX/C++ builds in FIX.4.2, 4.4 and 5.0 SP2 in turn.
-const QUICKFIX_VERSIONS_MESSAGES: usize = 150_000 / DEBUG_SHRINK;
+const QUICKFIX_VERSIONS_MESSAGES: usize = 150_000 / DEBUG_FIX_SHRINK;
 
 /// Messages QuickFIX/J builds (the same mix as QuickFIX/C++'s; about a
 /// second and a half of its start-up and building here).
-const QUICKFIXJ_MESSAGES: usize = 100_000 / DEBUG_SHRINK;
+const QUICKFIXJ_MESSAGES: usize = 100_000 / DEBUG_FIX_SHRINK;
 
 /// Interleaved runs of each `fix check` workload beside QuickFIX, whose
 /// CPU ratio is a headline: with 3, two runs of one binary differed by up
