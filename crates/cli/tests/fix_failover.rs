@@ -256,8 +256,8 @@ fn two_engines_on_one_database_never_serve_a_session_at_once() {
             }
             Event::Stop(pause) => {
                 let taken = |e: &Acceptor| e.stderr().matches("lease taken").count();
-                let lost = fenced_lines;
-                let (taken_before, lost_before) = (taken(&engines[other]), lost(&engines[serving]));
+                let (taken_before, fenced_before) =
+                    (taken(&engines[other]), fenced_lines(&engines[serving]));
                 signal(&engines[serving].child, "-STOP");
                 std::thread::sleep(pause);
                 let taken_over = taken(&engines[other]) > taken_before;
@@ -265,7 +265,7 @@ fn two_engines_on_one_database_never_serve_a_session_at_once() {
                 if taken_over {
                     // Resumed, the old holder learns it is fenced.
                     let until = Instant::now() + Duration::from_secs(10);
-                    while lost(&engines[serving]) == lost_before {
+                    while fenced_lines(&engines[serving]) == fenced_before {
                         assert!(
                             Instant::now() < until,
                             "seed {seed}: engine {serving} resumed after a takeover without \
@@ -421,8 +421,7 @@ fn a_quickfix_initiator_rides_out_a_kill_and_a_stop() {
     engines[serving].listening(ports[serving]);
     let serving = logon(&engines);
     std::thread::sleep(Duration::from_millis(200 + rng.below(500)));
-    let lost = fenced_lines;
-    let lost_before = lost(&engines[serving]);
+    let fenced_before = fenced_lines(&engines[serving]);
     running(&mut qf_run, "stop");
     signal(&engines[serving].child, "-STOP");
     std::thread::sleep(Duration::from_millis(4_500));
@@ -447,7 +446,7 @@ fn a_quickfix_initiator_rides_out_a_kill_and_a_stop() {
         "{qf_out}"
     );
     let until = Instant::now() + Duration::from_secs(10);
-    while lost(&engines[serving]) == lost_before {
+    while fenced_lines(&engines[serving]) == fenced_before {
         assert!(
             Instant::now() < until,
             "seed {seed}: the stopped engine was not fenced:\n{}",
