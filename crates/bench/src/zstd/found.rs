@@ -5,15 +5,17 @@
 
 use std::path::Path;
 
-/// Bytes of each input found on the machine; a fourth of that in a debug
-/// build (the test suite's, which checks the rows, not their figures).
-pub(crate) const FOUND_SIZE: usize = (16 << 20) / DEBUG_SHRINK;
+/// Bytes of each input found on the machine; 4 MiB in a debug build (the
+/// test suite's, which checks the rows, not their figures).
+pub(crate) const FOUND_SIZE: usize = if cfg!(debug_assertions) {
+    4 << 20
+} else {
+    16 << 20
+};
 
-/// Inputs shorter than this are left out, with a note saying so.
-pub(crate) const FOUND_AT_LEAST: usize = (4 << 20) / DEBUG_SHRINK;
-
-/// What a debug build divides the sizes above by.
-const DEBUG_SHRINK: usize = if cfg!(debug_assertions) { 4 } else { 1 };
+/// Inputs shorter than this (a fourth of [`FOUND_SIZE`]) are left out,
+/// with a note saying so.
+pub(crate) const FOUND_AT_LEAST: usize = FOUND_SIZE / 4;
 
 /// What is looked for: the first [`FOUND_SIZE`] bytes of the files under
 /// the folders, in name order, one after the other as a tar holds them
