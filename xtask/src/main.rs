@@ -1,13 +1,14 @@
 //! Project automation, run as `cargo xtask <task>`:
 //!
-//! - `ci`: formatting, clippy, the whole test suite, and the
-//!   interoperability tests against outside programs, which it installs
-//!   (apt-get / pip) when running as root and missing; otherwise it fails
-//!   with the list of what to install. It never skips silently. zstdblock's
-//!   `differential` fuzz target then runs for 60 s (under nightly, with
-//!   cargo-fuzz, which `ci` installs when it is missing), and the FIX
-//!   crates' tests again with `FIXCORE_SCAN` capped at each scan path
-//!   slower than this CPU's best (`avx512`, `avx2`, `scalar`).
+//! - `ci`: formatting, clippy, the whole test suite (its executables two
+//!   at a time), and the interoperability tests against outside programs,
+//!   which it installs (apt-get / pip) when running as root and missing;
+//!   otherwise it fails with the list of what to install. It never skips
+//!   silently. zstdblock's `differential` fuzz target then runs for 60 s
+//!   (under nightly, with cargo-fuzz, which `ci` installs when it is
+//!   missing), and the FIX crates' test executables again with
+//!   `FIXCORE_SCAN` capped at each scan path slower than this CPU's best
+//!   (`avx512`, `avx2`, `scalar`).
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
@@ -30,6 +31,8 @@
 mod bench_compare;
 mod peers;
 mod same_output;
+mod scan_caps;
+mod suite;
 #[cfg(test)]
 mod tidy;
 mod tools;
@@ -40,7 +43,6 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use fixcore::scan::ScanPath;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -199,43 +201,21 @@ fn ci() -> Result<()> {
     // A missing outside program fails its interoperability test unless
     // PERFKIT_SKIP_INTEROP is set; ci installed them all above and never
     // skips, even when the caller's environment asks to.
+    // The suite's executables run two at a time (see suite.rs); the doc
+    // tests through cargo, with the same selection, so nothing rebuilds.
+    let root = workspace_root();
+    let binaries = suite::build(&root)?;
+    suite::run(&binaries, &[])?;
     run(cargo()
-        .args(["test", "--locked", "--workspace"])
+        .args(["test", "--locked", "--workspace", "--doc"])
         .env_remove("PERFKIT_SKIP_INTEROP"))?;
     // zstdblock's decoder against libzstd on mutated frames, for a bounded
     // time: its differential corpus ran as tests above, and the decoder
     // behind `decompress -T2` must keep agreeing on what no corpus holds.
     fuzz_targets(60, Some(vec!["differential".to_owned()]), Missing::Install)?;
-    // fixcore's scanner picks the fastest SIMD path at run time, so the run
-    // above only exercised this CPU's best one. Capping the pick runs the
-    // parser, framer and builder tests, and the session and engine tests
-    // built on them, on each slower path this CPU has as well. A cap at or
-    // above the best path would repeat the run above (the capped pick never
-    // exceeds what the CPU has), so only the slower ones run. On a CPU
-    // without AVX-512 that is `scalar` alone, two runs fewer (about 25 s
-    // of tests each here). Only the scan-cap-env feature makes fixcore
-    // read the variable. Selecting the FIX crates alone re-resolves their
-    // dev-dependencies' features, so the first capped run rebuilds a few
-    // of them (about a minute); the others reuse that build.
-    let mut slower = ScanPath::available();
-    slower.pop();
-    for cap in slower.iter().rev().map(|p| p.name()) {
-        run(cargo()
-            .args([
-                "test",
-                "--locked",
-                "-p",
-                "fixcore",
-                "-p",
-                "fixsession",
-                "-p",
-                "fixengine",
-                "--features",
-                "fixcore/scan-cap-env",
-            ])
-            .env("FIXCORE_SCAN", cap)
-            .env_remove("PERFKIT_SKIP_INTEROP"))?;
-    }
+    // The FIX crates' tests again under each slower SIMD scan path, from
+    // the executables just built.
+    scan_caps::run_capped(&root, &binaries)?;
     eprintln!("xtask: ci passed");
     Ok(())
 }

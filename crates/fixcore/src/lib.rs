@@ -21,8 +21,8 @@
 //!
 //! Untrusted bytes never panic: every rejection is an [`Error`] naming the
 //! byte position. To run the tests on each scan path of this CPU:
-//! `FIXCORE_SCAN=scalar cargo test -p fixcore --features scan-cap-env` (and
-//! `avx2`, `avx512`); the
+//! `FIXCORE_SCAN=scalar cargo test -p fixcore` (and `avx2`, `avx512`; a
+//! test build turns on the `scan-cap-env` feature that reads it); the
 //! property tests also compare every available path with a plain filter
 //! in-process.
 //!
