@@ -101,9 +101,10 @@ fn pair_settings(d: &Path, pg: &Postgres) -> ([&'static str; 2], [u16; 2]) {
 }
 
 /// Lines in which `engine` says it found itself fenced, either way: its
-/// lease keeper's renewal refused ("lease lost"), or, first, a store write
-/// that found the epoch moved on, after which its connection stops
-/// serving the session before the keeper looks again.
+/// lease keeper's renewal refused ("lease lost"), or, first, its
+/// connection (a store write that found the epoch moved on, or a look at
+/// the lease's standing), after which it stops serving the session before
+/// the keeper looks again.
 fn fenced_lines(engine: &Acceptor) -> usize {
     let err = engine.stderr();
     err.matches("lease lost").count()

@@ -198,12 +198,17 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
 ) -> Result<(), ConnectionError> {
     match serve(stream, initial, session, app, log, opts) {
         Err(ConnectionError::Session(SessionError::Store(e))) if e.is_fenced() => {
-            fenced(session, log, &e.to_string());
+            fenced(session, log, &format!("{NOT_HOLDER}: {e}"));
             Ok(())
         }
         r => r,
     }
 }
+
+/// How a fenced connection's one line begins, however the engine found
+/// out (its store's write refused, or the lease's standing checked), so an
+/// operator can find every fencing with one search.
+const NOT_HOLDER: &str = "this engine no longer holds the session's lease";
 
 /// The session lost its lease (`why`): it ends here without a word to
 /// the counterparty.
@@ -262,7 +267,7 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             fenced(
                 session,
                 log,
-                "this engine no longer holds the session's lease: another engine serves it",
+                &format!("{NOT_HOLDER}: another engine serves it"),
             );
             return Ok(());
         }
