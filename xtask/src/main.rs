@@ -198,11 +198,11 @@ fn ci() -> Result<()> {
     // The peer tests (QuickFIX beside fix-bench's parser) need the peers
     // built, from the libraries tools::ensure just installed.
     peers::build(&[])?;
-    // A missing outside program fails its interoperability test unless
-    // PERFKIT_SKIP_INTEROP is set; ci installed them all above and never
-    // skips, even when the caller's environment asks to.
     // The suite's executables run two at a time (see suite.rs); the doc
     // tests through cargo, with the same selection, so nothing rebuilds.
+    // A missing outside program fails its interoperability test unless
+    // PERFKIT_SKIP_INTEROP is set; ci installed them all above and never
+    // skips (both remove the variable), even when the caller asks to.
     let root = workspace_root();
     let binaries = suite::build(&root)?;
     suite::run(&binaries, &[])?;

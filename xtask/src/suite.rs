@@ -32,8 +32,6 @@ pub struct TestBinary {
     pub package_dir: PathBuf,
     /// For the log: package directory, target kind and name.
     pub label: String,
-    /// An integration test (`tests/*.rs`), not a crate's unit tests.
-    integration: bool,
 }
 
 /// Builds the workspace's tests (`cargo test --workspace --no-run`, its
@@ -60,7 +58,8 @@ pub fn build(root: &Path) -> Result<Vec<TestBinary>> {
     if !out.status.success() {
         bail!("building the tests failed: {}", out.status);
     }
-    let mut binaries = Vec::new();
+    // Integration tests (`tests/*.rs`) first, each group in cargo's order.
+    let mut binaries: Vec<(bool, TestBinary)> = Vec::new();
     for line in out.stdout.split(|&b| b == b'\n') {
         let Ok(msg) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
@@ -80,19 +79,18 @@ pub fn build(root: &Path) -> Result<Vec<TestBinary>> {
         let place = package_dir.strip_prefix(root).unwrap_or(&package_dir);
         let kind = msg["target"]["kind"][0].as_str().unwrap_or("?");
         let name = msg["target"]["name"].as_str().unwrap_or("?");
-        binaries.push(TestBinary {
+        let binary = TestBinary {
             exe: exe.into(),
             label: format!("{} {kind} {name}", place.display()),
             package_dir,
-            integration: kind == "test",
-        });
+        };
+        binaries.push((kind != "test", binary));
     }
     if binaries.is_empty() {
         bail!("cargo test --no-run listed no test executable");
     }
-    // Stable: cargo's order within each group.
-    binaries.sort_by_key(|b| !b.integration);
-    Ok(binaries)
+    binaries.sort_by_key(|(unit, _)| *unit);
+    Ok(binaries.into_iter().map(|(_, b)| b).collect())
 }
 
 /// A test executable running, its output going to `log`.
@@ -148,8 +146,11 @@ pub fn run(binaries: &[TestBinary], env: &[(&str, &str)]) -> Result<()> {
                 continue;
             };
             let done = running.swap_remove(i);
-            let output = std::fs::read_to_string(&done.log).unwrap_or_default();
-            eprint!("{output}");
+            // The bytes as written: a test's output need not be UTF-8.
+            std::io::copy(
+                &mut File::open(&done.log).context("reading a test log")?,
+                &mut std::io::stderr(),
+            )?;
             eprintln!(
                 "xtask: {:.0} s: {}{}",
                 done.started.elapsed().as_secs_f64(),
@@ -185,7 +186,6 @@ mod tests {
             exe: exe.into(),
             package_dir: dir.to_path_buf(),
             label: exe.to_owned(),
-            integration: true,
         }
     }
 
