@@ -11,7 +11,9 @@
 //! database out of reach: the lease has expired by now, on the
 //! database's clock, or will before this engine could write again),
 //! clears the holding, and the session's connection ends without a
-//! word ([`crate::connection::run`]). Each change is one line.
+//! word ([`crate::connection::run`]); so does a store write the
+//! database refused as fenced (the store clears the holding, and the
+//! keeper finds it cleared at its next look). Each change is one line.
 //!
 //! Each look that does not take a lease tells the holding why
 //! ([`Vacancy`]): another engine holds it, its record is unusable (said
@@ -55,6 +57,10 @@ struct Entry {
     /// The lease's record was found unusable, and said so, since the
     /// last look that found it usable.
     unusable: bool,
+    /// The epoch held when the keeper last looked. Between two looks
+    /// only a store can clear a holding (a write it found fenced), and
+    /// the keeper then says so, as it says every other loss.
+    held: Option<u64>,
 }
 
 /// The leases kept, shared with the keeper's thread.
@@ -98,11 +104,13 @@ impl Keeper {
     /// Keeps `lease` from now on: taken as soon as it is free, renewed
     /// while held.
     pub fn add(&self, lease: Box<dyn SessionLease>) {
+        let held = lease.holding().epoch();
         lock(&self.shared.entries).push(Entry {
             lease,
             renewed: Instant::now(),
             failing: None,
             unusable: false,
+            held,
         });
         let mut thread = lock(&self.thread);
         if thread.is_none() && !self.shared.stop.load(Ordering::Relaxed) {
@@ -183,6 +191,7 @@ fn keep(shared: &Shared) {
                 return false;
             }
             tend(e, &*shared.events);
+            e.held = e.lease.holding().epoch();
             true
         });
         // Leases added meanwhile stay, after the ones tended.
@@ -199,6 +208,16 @@ fn keep(shared: &Shared) {
 /// One look at one lease: take it when free, renew it when due.
 fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
     let timeout = e.lease.timeout();
+    if let Some(epoch) = e.held
+        && e.lease.holding().epoch().is_none()
+    {
+        events(&format!(
+            "{}: lease lost: a store write found another engine holding the session \
+             (epoch {epoch} is stale); this engine stops serving it",
+            e.lease.session()
+        ));
+        e.lease.holding().vacant(Vacancy::Busy);
+    }
     // Most looks find a lease held and not yet due: nothing to ask.
     let result = match e.lease.holding().epoch() {
         None => e.lease.acquire().map(|found| match found {
@@ -387,6 +406,28 @@ mod tests {
         wait_for("the line", || {
             lock(&lines).iter().any(|l| l.contains("lease lost"))
         });
+
+        // A store write found the lease taken over (the store clears the
+        // holding): the keeper says so once, and takes it again when free.
+        let (fenced, fenced_script) = fake(true, Some(true));
+        let fenced_holding = Arc::clone(fenced.holding());
+        keeper.add(Box::new(fenced));
+        wait_for("taken", || fenced_holding.epoch() == Some(7));
+        lock(&fenced_script).free = false;
+        fenced_holding.lose(7);
+        wait_for("the fenced write's line", || {
+            lock(&lines)
+                .iter()
+                .any(|l| l.contains("lease lost: a store write"))
+        });
+        std::thread::sleep(POLL * 3);
+        let fenced_lines = lock(&lines)
+            .iter()
+            .filter(|l| l.contains("lease lost: a store write"))
+            .count();
+        assert_eq!(fenced_lines, 1, "{:?}", lock(&lines));
+        assert_eq!(fenced_holding.vacancy(), Vacancy::Busy);
+        drop(fenced_holding);
 
         // The database away for longer than the timeout.
         let (away, away_script) = fake(true, None);
