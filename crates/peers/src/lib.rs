@@ -5,7 +5,8 @@
 //!
 //! [`postgres`] is the one throwaway PostgreSQL server: the fix bench's
 //! PostgreSQL store row starts it at run time, and the tests start it
-//! through `perfkit_testkit::postgres`.
+//! through `perfkit_testkit::postgres`. [`port`] gives the loopback
+//! ports such servers listen on.
 //!
 //! A crate of its own, with no dependencies, so that xtask can share the
 //! names without compiling the perfkit binary (and the C libraries it
@@ -18,6 +19,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod port;
 #[cfg(unix)]
 pub mod postgres;
 

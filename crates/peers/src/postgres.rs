@@ -20,7 +20,6 @@
 
 use std::fmt;
 use std::io;
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
@@ -123,13 +122,9 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-/// A loopback port nobody listens on now (one the kernel just gave out and
-/// took back).
+/// A port for the server (see [`crate::port`]).
 fn free_port() -> Result<u16, Error> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(io_error("finding a free port"))
+    crate::port::unclaimed().map_err(io_error("finding a free port"))
 }
 
 /// Runs `cmd` (stdin closed) and insists it succeeds.

@@ -1,11 +1,8 @@
 //! Processes and ports of the tests that run servers: a child that is
 //! always killed, and a loopback port nobody listens on.
 
-use std::collections::BTreeSet;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, PoisonError};
 
 /// A child process killed (and reaped) when the test ends, pass or fail: a
 /// failed assertion must not leave a server listening, holding the test's
@@ -49,28 +46,16 @@ impl Drop for Running {
     }
 }
 
-/// A loopback port nobody listens on now (one the kernel just gave out
-/// and took back), and never one this process was given before.
+/// A loopback port nobody listens on now, from outside the kernel's
+/// ephemeral range, and never one this process was given before (see
+/// [`perfkit_peers::port`]).
 ///
-/// The tests of one binary run in parallel threads, and the kernel may
-/// give a port that was probed and closed to the next probe before the
-/// first test's server has bound it. Two tests would then share the
-/// port: one server fails to bind, and its test talks to the other
-/// test's server until that one exits (`Connection refused` in the
-/// middle of a test).
+/// The tests of one binary run in parallel threads, and `cargo xtask ci`
+/// runs two test executables at once. A port the kernel gave out for a
+/// probe and took back could be given to the next probe, or to any
+/// connection's local end, before the test's server bound it: its bind
+/// then failed ("Address already in use"), or its test talked to another
+/// test's server.
 pub fn free_port() -> u16 {
-    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("binding a loopback port");
-        if GIVEN
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(port)
-        {
-            return port;
-        }
-    }
+    perfkit_peers::port::unclaimed().expect("a free loopback port")
 }

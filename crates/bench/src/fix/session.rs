@@ -37,7 +37,6 @@ mod acceptor;
 mod floor;
 
 use std::fs::File;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -503,10 +502,10 @@ fn record_round_trips(latencies: &Path, into: &mut Histogram<u64>) -> Result<u64
     Ok(n)
 }
 
-/// A port nobody listens on now (the acceptor binds it right after).
+/// A port nobody listens on now (the acceptor binds it right after; see
+/// [`perfkit_peers::port`]).
 pub(crate) fn free_port() -> Result<u16> {
-    let l = TcpListener::bind(("127.0.0.1", 0)).doing("finding a free port")?;
-    Ok(l.local_addr().doing("finding a free port")?.port())
+    perfkit_peers::port::unclaimed().doing("finding a free port")
 }
 
 /// A QuickFIX settings file both engines read: one FIX.4.4 session, a
