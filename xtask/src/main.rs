@@ -1,14 +1,14 @@
 //! Project automation, run as `cargo xtask <task>`:
 //!
-//! - `ci`: formatting, the whole test suite built through clippy (its
-//!   executables run two at a time), and the interoperability tests
-//!   against outside programs, which it installs (apt-get / pip) when
-//!   running as root and missing; otherwise it fails with the list of
-//!   what to install. It never skips silently. zstdblock's `differential`
-//!   fuzz target then runs for 60 s (under nightly, with cargo-fuzz,
-//!   which `ci` installs when it is missing), and the FIX crates' test
-//!   executables again with `FIXCORE_SCAN` capped at each scan path
-//!   slower than this CPU's best (`avx512`, `avx2`, `scalar`).
+//! - `ci`: formatting, clippy, the whole test suite (its executables two
+//!   at a time), and the interoperability tests against outside programs,
+//!   which it installs (apt-get / pip) when running as root and missing;
+//!   otherwise it fails with the list of what to install. It never skips
+//!   silently. zstdblock's `differential` fuzz target then runs for 60 s
+//!   (under nightly, with cargo-fuzz, which `ci` installs when it is
+//!   missing), and the FIX crates' test executables again with
+//!   `FIXCORE_SCAN` capped at each scan path slower than this CPU's best
+//!   (`avx512`, `avx2`, `scalar`).
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
@@ -152,8 +152,16 @@ fn nightly_cargo() -> Command {
 fn ci() -> Result<()> {
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     // --locked: the committed Cargo.lock is what is built, never a fresh
-    // resolution. clippy's lints, every warning an error, come from the
-    // suite's build below (suite::linted).
+    // resolution.
+    run(cargo().args([
+        "clippy",
+        "--locked",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     // The codec libraries build without their default `tokio` feature (a
     // sync user's build), so an async item that escapes its gate fails here.
     run(cargo().args([
@@ -198,7 +206,7 @@ fn ci() -> Result<()> {
     let root = workspace_root();
     let binaries = suite::build(&root)?;
     suite::run(&binaries, &[])?;
-    run(suite::linted(&mut cargo())
+    run(cargo()
         .args(["test", "--locked", "--workspace", "--doc"])
         .env_remove("PERFKIT_SKIP_INTEROP"))?;
     // zstdblock's decoder against libzstd on mutated frames, for a bounded

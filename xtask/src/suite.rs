@@ -34,44 +34,17 @@ pub struct TestBinary {
     pub label: String,
 }
 
-/// Has `cmd` (a cargo command) compile the workspace's own crates through
-/// clippy, every warning an error, as `cargo clippy -- -D warnings` does:
-/// cargo-clippy sets these two variables and nothing else. The lints then
-/// come from the test build itself, and a separate `cargo clippy`, which
-/// compiled the whole workspace a second time (490 s of a cold CI's 2,195),
-/// is not needed. A later cargo command that should reuse these units must
-/// get the same two variables, or cargo builds the crates again.
-pub fn linted(cmd: &mut Command) -> &mut Command {
-    cmd.env("RUSTC_WORKSPACE_WRAPPER", clippy_driver()).env(
-        "CLIPPY_ARGS",
-        "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
-    )
-}
-
-/// The clippy driver of the toolchain `cargo xtask` runs under (`$CARGO`
-/// is that toolchain's cargo), or the one on `PATH`.
-fn clippy_driver() -> PathBuf {
-    std::env::var_os("CARGO")
-        .map(|cargo| Path::new(&cargo).with_file_name("clippy-driver"))
-        .filter(|driver| driver.is_file())
-        .unwrap_or_else(|| "clippy-driver".into())
-}
-
-/// Builds every target of the workspace for testing (`cargo test
-/// --workspace --all-targets --no-run`, [`linted`], its diagnostics
-/// printed as usual) and returns the test executables `cargo test` would
-/// run, integration tests first: they are the long ones, and starting
-/// them early keeps the two slots busy to the end. Benches and examples
-/// are built and linted (clippy's `--all-targets`) but not run, as `cargo
-/// test` does not run them.
+/// Builds the workspace's tests (`cargo test --workspace --no-run`, its
+/// diagnostics printed as usual) and returns the executables cargo built,
+/// integration tests first: they are the long ones, and starting them
+/// early keeps the two slots busy to the end.
 pub fn build(root: &Path) -> Result<Vec<TestBinary>> {
     let started = Instant::now();
-    let out = linted(&mut super::cargo())
+    let out = super::cargo()
         .args([
             "test",
             "--locked",
             "--workspace",
-            "--all-targets",
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
@@ -79,7 +52,7 @@ pub fn build(root: &Path) -> Result<Vec<TestBinary>> {
         .output()
         .context("running cargo test --no-run")?;
     eprintln!(
-        "xtask: {:.0} s: cargo test --all-targets --no-run (the suite's build, linted)",
+        "xtask: {:.0} s: cargo test --no-run (the suite's build)",
         started.elapsed().as_secs_f64()
     );
     if !out.status.success() {
@@ -105,9 +78,6 @@ pub fn build(root: &Path) -> Result<Vec<TestBinary>> {
             .to_path_buf();
         let place = package_dir.strip_prefix(root).unwrap_or(&package_dir);
         let kind = msg["target"]["kind"][0].as_str().unwrap_or("?");
-        if kind == "bench" || kind == "example" {
-            continue;
-        }
         let name = msg["target"]["name"].as_str().unwrap_or("?");
         let binary = TestBinary {
             exe: exe.into(),
