@@ -670,10 +670,10 @@ fn pass_through_copies_what_follows_the_last_frame_as_zstd_does() {
     // What is no frame, though it starts as zstd's magic number does, two
     // bytes before the end of a read: those bytes are held as a header in
     // pieces, and copied too.
-    let payload = READ_SIZE - 2 - 8;
+    let payload = DECODE_READ_SIZE - 2 - 8;
     let mut skippable = vec![0x50, 0x2a, 0x4d, 0x18];
     skippable.extend_from_slice(&(payload as u32).to_le_bytes());
-    skippable.resize(READ_SIZE - 2, 7);
+    skippable.resize(DECODE_READ_SIZE - 2, 7);
     let tail = b"\x28\xb5junk after a read's end";
     let input = [&skippable[..], tail].concat();
     let (out, done, _) = run(pass(1), &input, None).unwrap();

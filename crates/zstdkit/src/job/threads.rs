@@ -5,7 +5,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::{JobError, Outcome, PIPE_BUFFERS, READ_SIZE, behind, finish};
+use super::{DECODE_READ_SIZE, JobError, Outcome, PIPE_BUFFERS, behind, finish};
 use crate::context::Decompressor;
 use crate::error::Error;
 use crate::frame::FrameWalker;
@@ -50,8 +50,8 @@ pub(super) fn first_alone(
     // Read ahead on a thread of its own, as one thread reads: a 2:1 frame
     // read on the decoding thread waited on its writer (docs to
     // `/dev/null`: 19.5 ms of wall for 15.0 of CPU, against 15.8 at `-T1`).
-    let input =
-        ReadAhead::new(Box::new(input), PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
+    let input = ReadAhead::new(Box::new(input), PIPE_BUFFERS, DECODE_READ_SIZE)
+        .map_err(JobError::ReaderThread)?;
     let mut walker = FrameWalker::new(input);
     let mut out = behind(output)?;
     let decompressor = make()?;
