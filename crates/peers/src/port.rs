@@ -13,6 +13,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, TcpListener};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -32,8 +33,11 @@ const LOWEST: u16 = 10000;
 /// once draw different ports.
 pub fn unclaimed() -> io::Result<u16> {
     static DRAWN: AtomicU32 = AtomicU32::new(0);
+    // Drawn once: a start taken afresh at each call (from the clock)
+    // could give a port given before.
+    static START: OnceLock<u32> = OnceLock::new();
     let range = outside(ephemeral());
-    let start = process_start(span(range));
+    let start = *START.get_or_init(|| process_start(span(range)));
     let next = || start.wrapping_add(DRAWN.fetch_add(1, Ordering::Relaxed));
     let free = |port| TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)).is_ok();
     draw(range, next, free).ok_or_else(|| {
