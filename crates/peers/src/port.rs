@@ -109,17 +109,19 @@ fn process_start(span: u32) -> u32 {
 mod tests {
     use super::*;
 
-    /// Ports come from outside the ephemeral range, are bindable when
-    /// given, and are never given twice.
+    /// Ports come from outside the ephemeral range and are never given
+    /// twice. (Whether one is still free a moment later is not this
+    /// process's to promise: another test executable's server may bind
+    /// it meanwhile, as one did in a CI run. [`draw`]'s test checks that
+    /// a port held is passed over.)
     #[test]
-    fn ports_are_outside_the_ephemeral_range_free_and_distinct() {
+    fn ports_are_outside_the_ephemeral_range_and_distinct() {
         let (low, high) = ephemeral();
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..50 {
             let port = unclaimed().unwrap();
             assert!(!(low..=high).contains(&port), "{port} in {low}-{high}");
             assert!(seen.insert(port), "{port} given twice");
-            TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap();
         }
     }
 
