@@ -212,12 +212,13 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
-/// Every cargo-fuzz project in the tree (a `fuzz/` directory in a crate).
-fn fuzz_projects() -> Result<Vec<PathBuf>> {
+/// Every cargo-fuzz project in the workspace at `root` (a `fuzz/`
+/// directory in a crate), as a path relative to `root`.
+fn fuzz_projects(root: &Path) -> Result<Vec<PathBuf>> {
     let mut v = Vec::new();
-    for entry in std::fs::read_dir("crates")? {
-        let dir = entry?.path().join("fuzz");
-        if dir.join("Cargo.toml").exists() {
+    for entry in std::fs::read_dir(root.join("crates"))? {
+        let dir = Path::new("crates").join(entry?.file_name()).join("fuzz");
+        if root.join(&dir).join("Cargo.toml").exists() {
             v.push(dir);
         }
     }
@@ -279,7 +280,7 @@ fn fuzz_targets(seconds: u64, only: Option<Vec<String>>, missing: Missing) -> Re
     }
     let mut summary = Vec::new();
     let mut failed = Vec::new();
-    for project in fuzz_projects()? {
+    for project in fuzz_projects(Path::new("."))? {
         let crate_dir = project.parent().expect("fuzz/ is inside a crate");
         let list = nightly_cargo()
             .args(["fuzz", "list"])

@@ -37,15 +37,10 @@ fn locked(path: &Path) -> BTreeMap<String, BTreeSet<String>> {
 fn fuzz_projects_lock_what_the_workspace_locks() {
     let main = locked(&root().join("Cargo.lock"));
     assert!(main.contains_key("zstd-safe"), "the main lock parsed");
-    let mut projects = 0;
+    let projects = crate::fuzz_projects(&root()).expect("listing the fuzz projects");
     let mut drift = Vec::new();
-    for entry in std::fs::read_dir(root().join("crates")).expect("crates/") {
-        let fuzz = entry.expect("a directory entry").path().join("fuzz");
-        if !fuzz.join("Cargo.toml").is_file() {
-            continue;
-        }
-        projects += 1;
-        for (name, versions) in locked(&fuzz.join("Cargo.lock")) {
+    for fuzz in &projects {
+        for (name, versions) in locked(&root().join(fuzz).join("Cargo.lock")) {
             let Some(ours) = main.get(&name) else {
                 continue;
             };
@@ -54,7 +49,7 @@ fn fuzz_projects_lock_what_the_workspace_locks() {
             }
         }
     }
-    assert!(projects > 0, "no fuzz project found");
+    assert!(!projects.is_empty(), "no fuzz project found");
     assert!(
         drift.is_empty(),
         "fuzz lock files hold versions the main Cargo.lock does not (copy Cargo.lock over \
