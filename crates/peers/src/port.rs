@@ -29,15 +29,18 @@ const LOWEST: u16 = 10000;
 
 /// A TCP port no socket on any IPv4 address holds now, outside the
 /// kernel's ephemeral range, and never one this process was given
-/// before. Each process starts at its own place in the range, so two at
-/// once draw different ports.
+/// before. Each process starts at its own place in the range (from its
+/// id and the clock), so two at once seldom draw the same ports.
 pub fn unclaimed() -> io::Result<u16> {
     static DRAWN: AtomicU32 = AtomicU32::new(0);
-    // Drawn once: a start taken afresh at each call (from the clock)
-    // could give a port given before.
-    static START: OnceLock<u32> = OnceLock::new();
-    let range = outside(ephemeral());
-    let start = *START.get_or_init(|| process_start(span(range)));
+    // The range and where this process starts in it, found once: a start
+    // taken afresh at each call (from the clock) could give a port given
+    // before.
+    static PLACE: OnceLock<((u16, u16), u32)> = OnceLock::new();
+    let &(range, start) = PLACE.get_or_init(|| {
+        let range = outside(ephemeral());
+        (range, process_start(span(range)))
+    });
     let next = || start.wrapping_add(DRAWN.fetch_add(1, Ordering::Relaxed));
     let free = |port| TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)).is_ok();
     draw(range, next, free).ok_or_else(|| {
@@ -83,7 +86,7 @@ fn ephemeral() -> (u16, u16) {
 /// it (not below [`LOWEST`]), or above it when that leaves more.
 fn outside((low, high): (u16, u16)) -> (u16, u16) {
     let below = (low.saturating_sub(SPAN).max(LOWEST), low.saturating_sub(1));
-    let above = (high.saturating_add(1), high.saturating_add(SPAN).max(high));
+    let above = (high.saturating_add(1), high.saturating_add(SPAN));
     let room = |(a, b): (u16, u16)| b.saturating_sub(a);
     if room(below) >= room(above) && room(below) > 0 {
         below
@@ -117,6 +120,13 @@ mod tests {
     #[test]
     fn ports_are_outside_the_ephemeral_range_and_distinct() {
         let (low, high) = ephemeral();
+        // The range as read is the kernel's: the ports it hands out for
+        // port 0 fall inside it.
+        for _ in 0..20 {
+            let given = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+            let port = given.local_addr().unwrap().port();
+            assert!((low..=high).contains(&port), "{port} outside {low}-{high}");
+        }
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..50 {
             let port = unclaimed().unwrap();

@@ -122,11 +122,6 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-/// A port for the server (see [`crate::port`]).
-fn free_port() -> Result<u16, Error> {
-    crate::port::unclaimed().map_err(io_error("finding a free port"))
-}
-
 /// Runs `cmd` (stdin closed) and insists it succeeds.
 fn run(cmd: &mut Command) -> Result<Output, Error> {
     let out = cmd
@@ -174,7 +169,7 @@ impl Cluster {
             as_postgres: is_root(),
             running: false,
         };
-        pg.port = free_port()?;
+        pg.port = crate::port::unclaimed().map_err(io_error("finding a free port"))?;
         if pg.as_postgres {
             // The server's files must be its user's; the directory's
             // parent (the system's temporary directory) lets it in.
