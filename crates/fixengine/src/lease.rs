@@ -216,7 +216,6 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
              (epoch {epoch} is stale); this engine stops serving it",
             e.lease.session()
         ));
-        e.lease.holding().vacant(Vacancy::Busy);
     }
     // Most looks find a lease held and not yet due: nothing to ask.
     let result = match e.lease.holding().epoch() {
