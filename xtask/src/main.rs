@@ -198,16 +198,27 @@ fn ci() -> Result<()> {
     let root = workspace_root();
     let binaries = suite::build(&root)?;
     suite::run(&binaries, &[])?;
-    run(cargo()
-        .args(["test", "--locked", "--workspace", "--doc"])
-        .env_remove("PERFKIT_SKIP_INTEROP"))?;
     // zstdblock's decoder against libzstd on mutated frames, for a bounded
     // time: its differential corpus ran as tests above, and the decoder
     // behind `decompress -T2` must keep agreeing on what no corpus holds.
-    fuzz_targets(60, Some(vec!["differential".to_owned()]), Missing::Install)?;
-    // The FIX crates' tests again under each slower SIMD scan path, from
-    // the executables just built.
-    scan_caps::run_capped(&root, &binaries)?;
+    // Its build keeps both cores busy; its run keeps one (libFuzzer is
+    // one process), so the doc tests and the FIX crates' capped runs go
+    // beside it (in ci67 the three took 22, 70 and 12 s one after another),
+    // at the same priority, so that they share the cores evenly.
+    let targets = fuzz_setup(Some(vec!["differential".to_owned()]), Missing::Install)?;
+    fuzz_build(&targets)?;
+    let (fuzzed, rest) = std::thread::scope(|s| {
+        let fuzzing = s.spawn(|| fuzz_run_targets(60, &targets, Priority::Even));
+        let rest = run(cargo()
+            .args(["test", "--locked", "--workspace", "--doc"])
+            .env_remove("PERFKIT_SKIP_INTEROP"))
+        // The FIX crates' tests again under each slower SIMD scan path,
+        // from the executables just built.
+        .and_then(|()| scan_caps::run_capped(&root, &binaries));
+        (fuzzing.join(), rest)
+    });
+    rest?;
+    fuzzed.map_err(|_| anyhow::anyhow!("the fuzzing thread panicked"))??;
     eprintln!("xtask: ci passed");
     Ok(())
 }
@@ -228,7 +239,8 @@ fn fuzz_projects(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// Runs every target of every cargo-fuzz project for `seconds` each: one
 /// libFuzzer process per target, one target at a time, at the lowest CPU
-/// priority (the fuzzers share the machine with builds and benchmarks).
+/// priority (a developer's fuzzers share the machine with builds and
+/// benchmarks).
 /// Each target grows its corpus in `fuzz/corpus/TARGET` (gitignored) from
 /// the committed seeds in `fuzz/seeds/TARGET`; a crash is left in
 /// `fuzz/artifacts/TARGET`. Every target runs even after one fails, then a
@@ -238,10 +250,19 @@ fn fuzz(seconds: u64) -> Result<()> {
     let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
         .ok()
         .map(|s| s.split(',').map(str::to_owned).collect());
-    fuzz_targets(seconds, only, Missing::Say)
+    let targets = fuzz_setup(only, Missing::Say)?;
+    fuzz_run_targets(seconds, &targets, Priority::Lowest)
 }
 
-/// What [`fuzz_targets`] does when cargo-fuzz is missing: `ci` installs
+/// The CPU priority of a fuzzer: `ci` runs one beside its last tests
+/// ([`Priority::Even`]); a developer's `fuzz` yields to everything else.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    Even,
+    Lowest,
+}
+
+/// What [`fuzz_setup`] does when cargo-fuzz is missing: `ci` installs
 /// it (CI installs what it needs); `fuzz`, a developer's command, says
 /// what to install.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -250,8 +271,17 @@ enum Missing {
     Say,
 }
 
-/// [`fuzz`] over the targets named in `only` (`None`: all of them).
-fn fuzz_targets(seconds: u64, only: Option<Vec<String>>, missing: Missing) -> Result<()> {
+/// One fuzz target: its crate's directory (relative to the workspace
+/// root, where xtask runs) and its name.
+struct FuzzTarget {
+    crate_dir: PathBuf,
+    name: String,
+}
+
+/// Checks for the nightly toolchain and cargo-fuzz (see [`Missing`]) and
+/// lists the targets named in `only` (`None`: all of them), failing when
+/// none matches.
+fn fuzz_setup(only: Option<Vec<String>>, missing: Missing) -> Result<Vec<FuzzTarget>> {
     let works = |args: &[&str]| {
         nightly_cargo()
             .args(args)
@@ -278,8 +308,7 @@ fn fuzz_targets(seconds: u64, only: Option<Vec<String>>, missing: Missing) -> Re
             );
         }
     }
-    let mut summary = Vec::new();
-    let mut failed = Vec::new();
+    let mut targets = Vec::new();
     for project in fuzz_projects(Path::new("."))? {
         let crate_dir = project.parent().expect("fuzz/ is inside a crate");
         let list = nightly_cargo()
@@ -294,57 +323,86 @@ fn fuzz_targets(seconds: u64, only: Option<Vec<String>>, missing: Missing) -> Re
                 String::from_utf8_lossy(&list.stderr)
             );
         }
-        for target in String::from_utf8_lossy(&list.stdout).lines() {
-            if only
-                .as_ref()
-                .is_some_and(|o| !o.iter().any(|t| t == target))
-            {
-                continue;
+        for name in String::from_utf8_lossy(&list.stdout).lines() {
+            if only.as_ref().is_none_or(|o| o.iter().any(|t| t == name)) {
+                targets.push(FuzzTarget {
+                    crate_dir: crate_dir.to_path_buf(),
+                    name: name.to_owned(),
+                });
             }
-            let name = format!("{}/{target}", crate_dir.display());
-            let corpus = Path::new("fuzz/corpus").join(target);
-            std::fs::create_dir_all(crate_dir.join(&corpus))?;
-            let seeds = Path::new("fuzz/seeds").join(target);
-            let mut cmd = Command::new("nice");
-            cmd.args(["-n", "19"])
-                .args(NIGHTLY_CARGO)
-                .args(["fuzz", "run", target])
-                .arg(&corpus)
-                .current_dir(crate_dir);
-            // libFuzzer adds new inputs to the first directory only, so the
-            // committed seeds stay as they are.
-            if crate_dir.join(&seeds).is_dir() {
-                cmd.arg(&seeds);
-            }
-            cmd.args([
-                "--".to_owned(),
-                format!("-max_total_time={seconds}"),
-                format!("-max_len={}", fuzz_max_len(target)),
-                // One input running this long is a hang, not slowness.
-                "-timeout=10".to_owned(),
-                "-rss_limit_mb=2048".to_owned(),
-                "-print_final_stats=1".to_owned(),
-            ])
-            .args(fuzz_extra_args(target));
-            let started = std::time::Instant::now();
-            let (ok, stats) = fuzz_run(&mut cmd)?;
-            let files = std::fs::read_dir(crate_dir.join(&corpus))?.count();
-            let line = format!(
-                "{name}: {}s, {stats}, corpus {files} files{}",
-                started.elapsed().as_secs(),
-                if ok { "" } else { ", FAILED" }
-            );
-            if !ok {
-                failed.push(format!(
-                    "{name} (input in {})",
-                    crate_dir.join("fuzz/artifacts").join(target).display()
-                ));
-            }
-            summary.push(line);
         }
     }
-    if summary.is_empty() {
+    if targets.is_empty() {
         bail!("no fuzz target matched");
+    }
+    Ok(targets)
+}
+
+/// Builds `targets` as `cargo fuzz run` would (its defaults: release,
+/// AddressSanitizer, debug assertions), so that their runs start at once.
+fn fuzz_build(targets: &[FuzzTarget]) -> Result<()> {
+    for t in targets {
+        run(nightly_cargo()
+            .args(["fuzz", "build", &t.name])
+            .current_dir(&t.crate_dir))?;
+    }
+    Ok(())
+}
+
+/// Fuzzes each of `targets` for `seconds` at `priority` (see [`fuzz`]).
+fn fuzz_run_targets(seconds: u64, targets: &[FuzzTarget], priority: Priority) -> Result<()> {
+    let mut summary = Vec::new();
+    let mut failed = Vec::new();
+    for FuzzTarget {
+        crate_dir,
+        name: target,
+    } in targets
+    {
+        let name = format!("{}/{target}", crate_dir.display());
+        let corpus = Path::new("fuzz/corpus").join(target);
+        std::fs::create_dir_all(crate_dir.join(&corpus))?;
+        let seeds = Path::new("fuzz/seeds").join(target);
+        let niceness = if priority == Priority::Lowest {
+            "19"
+        } else {
+            "0"
+        };
+        let mut cmd = Command::new("nice");
+        cmd.args(["-n", niceness])
+            .args(NIGHTLY_CARGO)
+            .args(["fuzz", "run", target])
+            .arg(&corpus)
+            .current_dir(crate_dir);
+        // libFuzzer adds new inputs to the first directory only, so the
+        // committed seeds stay as they are.
+        if crate_dir.join(&seeds).is_dir() {
+            cmd.arg(&seeds);
+        }
+        cmd.args([
+            "--".to_owned(),
+            format!("-max_total_time={seconds}"),
+            format!("-max_len={}", fuzz_max_len(target)),
+            // One input running this long is a hang, not slowness.
+            "-timeout=10".to_owned(),
+            "-rss_limit_mb=2048".to_owned(),
+            "-print_final_stats=1".to_owned(),
+        ])
+        .args(fuzz_extra_args(target));
+        let started = std::time::Instant::now();
+        let (ok, stats) = fuzz_run(&mut cmd)?;
+        let files = std::fs::read_dir(crate_dir.join(&corpus))?.count();
+        let line = format!(
+            "{name}: {}s, {stats}, corpus {files} files{}",
+            started.elapsed().as_secs(),
+            if ok { "" } else { ", FAILED" }
+        );
+        if !ok {
+            failed.push(format!(
+                "{name} (input in {})",
+                crate_dir.join("fuzz/artifacts").join(target).display()
+            ));
+        }
+        summary.push(line);
     }
     for line in &summary {
         eprintln!("xtask: fuzz {line}");
