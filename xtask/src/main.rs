@@ -256,7 +256,7 @@ fn fuzz(seconds: u64) -> Result<()> {
 
 /// The CPU priority of a fuzzer: `ci` runs one beside its last tests
 /// ([`Priority::Even`]); a developer's `fuzz` yields to everything else.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Priority {
     Even,
     Lowest,
@@ -351,6 +351,14 @@ fn fuzz_build(targets: &[FuzzTarget]) -> Result<()> {
 
 /// Fuzzes each of `targets` for `seconds` at `priority` (see [`fuzz`]).
 fn fuzz_run_targets(seconds: u64, targets: &[FuzzTarget], priority: Priority) -> Result<()> {
+    let fuzzer = || match priority {
+        Priority::Even => nightly_cargo(),
+        Priority::Lowest => {
+            let mut c = Command::new("nice");
+            c.args(["-n", "19"]).args(NIGHTLY_CARGO);
+            c
+        }
+    };
     let mut summary = Vec::new();
     let mut failed = Vec::new();
     for FuzzTarget {
@@ -362,15 +370,8 @@ fn fuzz_run_targets(seconds: u64, targets: &[FuzzTarget], priority: Priority) ->
         let corpus = Path::new("fuzz/corpus").join(target);
         std::fs::create_dir_all(crate_dir.join(&corpus))?;
         let seeds = Path::new("fuzz/seeds").join(target);
-        let niceness = if priority == Priority::Lowest {
-            "19"
-        } else {
-            "0"
-        };
-        let mut cmd = Command::new("nice");
-        cmd.args(["-n", niceness])
-            .args(NIGHTLY_CARGO)
-            .args(["fuzz", "run", target])
+        let mut cmd = fuzzer();
+        cmd.args(["fuzz", "run", target])
             .arg(&corpus)
             .current_dir(crate_dir);
         // libFuzzer adds new inputs to the first directory only, so the
