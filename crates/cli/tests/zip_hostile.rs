@@ -86,15 +86,18 @@ fn stub() -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// The inputs of one side, and `sfx.zip`: `stub` followed by Info-ZIP's
-/// archive of them, with a comment, offsets adjusted (`zip -A`) when
-/// `adjust`.
-fn sfx_side(dir: &Path, stub: &[u8], adjust: bool) {
+/// The inputs of one side.
+fn inputs(dir: &Path) {
     put(dir, "a.txt", b"alpha\n", T0);
     put(dir, "b.txt", &b"bravo ".repeat(5_000), T0);
     put(dir, "d/x", b"x\n", T0);
     put(dir, "d/y", &vec![7u8; 100_000], T0);
     set_times(&dir.join("d"), T0);
+}
+
+/// `sfx.zip` in `dir`: `stub` followed by Info-ZIP's archive of
+/// [`inputs`], with a comment, offsets adjusted (`zip -A`) when `adjust`.
+fn sfx_archive(dir: &Path, stub: &[u8], adjust: bool) {
     let made = run(Command::new("zip")
         .current_dir(dir)
         .args(["-q", "-r", "base.zip", "a.txt", "b.txt", "d"]));
@@ -122,9 +125,6 @@ fn sfx_side(dir: &Path, stub: &[u8], adjust: bool) {
         let a = run(Command::new("zip").current_dir(dir).args(["-A", "sfx.zip"]));
         assert!(a.status.success(), "zip -A: {}", text(&a.stdout));
     }
-    // Newer and new files for the updates to take.
-    put(dir, "a.txt", b"alpha, newer\n", T0 + 100);
-    put(dir, "c.txt", b"charlie\n", T0);
 }
 
 /// Two directories with the same sfx archive and inputs: one for perfkit,
@@ -141,7 +141,19 @@ impl Pair {
         let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
         for d in [&ours, &theirs] {
             std::fs::create_dir(d).unwrap();
-            sfx_side(d, stub, adjust);
+            inputs(d);
+        }
+        // One archive, copied: zip's walk reads `d`, and the kernel then
+        // stamps the folder's access time with "now" (its change time,
+        // set by `set_times`, is later than the access time), which
+        // Info-ZIP's extra field records. Two archives made one after the
+        // other differed whenever they fell in different seconds.
+        sfx_archive(&ours, stub, adjust);
+        std::fs::copy(ours.join("sfx.zip"), theirs.join("sfx.zip")).unwrap();
+        for d in [&ours, &theirs] {
+            // Newer and new files for the updates to take.
+            put(d, "a.txt", b"alpha, newer\n", T0 + 100);
+            put(d, "c.txt", b"charlie\n", T0);
         }
         Pair {
             _t: t,
