@@ -20,11 +20,14 @@
 //! - no non-test source file is over 800 lines and no function over 150
 //!   (`length.rs`; an allow-list gives the reason for each exception);
 //! - every fuzz project commits its Cargo.lock, at the main lock's
-//!   versions where the two share a package (`lockfiles.rs`).
+//!   versions where the two share a package (`lockfiles.rs`);
+//! - the crates the dev profile leaves unoptimised are named packages,
+//!   none of them linked into the `perfkit` binary (`profile.rs`).
 //!
 //! The workspace's packages come from `cargo metadata --no-deps`, so a new
 //! crate is checked without this file changing.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,6 +38,7 @@ mod layering;
 mod length;
 mod lockfiles;
 mod map;
+mod profile;
 
 /// README.md is a front page; the reference lives in docs/.
 const README_MAX_LINES: usize = 150;
@@ -57,11 +61,12 @@ fn read(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-/// The workspace's packages, as `cargo metadata --no-deps` lists them.
-fn packages() -> Vec<Value> {
+/// What `cargo metadata --format-version 1 FLAG` prints for the
+/// workspace.
+fn metadata(flag: &str) -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(&cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .args(["metadata", "--format-version", "1", flag])
         .arg("--manifest-path")
         .arg(root().join("Cargo.toml"))
         .output()
@@ -71,13 +76,63 @@ fn packages() -> Vec<Value> {
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
-    let packages = meta["packages"]
+    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+/// The workspace's packages, as `cargo metadata --no-deps` lists them.
+fn packages() -> Vec<Value> {
+    let packages = metadata("--no-deps")["packages"]
         .as_array()
         .expect("cargo metadata has a packages array")
         .clone();
     assert!(!packages.is_empty(), "cargo metadata listed no package");
     packages
+}
+
+/// The whole resolved graph, as `cargo metadata --locked` gives it
+/// (`packages`, and `resolve.nodes` with each edge's kinds).
+fn resolved() -> Value {
+    metadata("--locked")
+}
+
+/// The packages reached from the workspace package `start` in `meta`
+/// (see [`resolved`]), by name: each edge is taken when `follow` says so,
+/// given its `dep_kinds` and the package it leads to.
+fn reachable(
+    meta: &Value,
+    start: &str,
+    follow: impl Fn(&[Value], &Value) -> bool,
+) -> BTreeSet<String> {
+    let packages: HashMap<&str, &Value> = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["id"].as_str().expect("an id"), p))
+        .collect();
+    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .expect("a resolved graph")
+        .iter()
+        .map(|n| (n["id"].as_str().expect("an id"), n))
+        .collect();
+    let start = packages
+        .iter()
+        .find(|(_, p)| name(p) == start)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("no package {start} in the workspace"));
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        for dep in nodes[id]["deps"].as_array().expect("deps") {
+            let kinds = dep["dep_kinds"].as_array().expect("dep_kinds");
+            let dep_id = dep["pkg"].as_str().expect("a package id");
+            let package = packages[dep_id];
+            if follow(kinds, package) && seen.insert(name(package).to_owned()) {
+                todo.push(dep_id);
+            }
+        }
+    }
+    seen
 }
 
 fn name(package: &Value) -> &str {

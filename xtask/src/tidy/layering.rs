@@ -1,9 +1,10 @@
 //! Layering: which crate may lean on which, and what the binary alone
 //! may do.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::{BENCH, depends_on, is_library, name, packages, root, rust_files};
+use super::{BENCH, depends_on, is_library, name, packages, reachable, resolved, root, rust_files};
 
 #[test]
 fn no_library_depends_on_the_bench_crate() {
@@ -283,55 +284,10 @@ const IO_CRATES: [&str; 11] = [
 /// The crates `package` is built with (its normal and build dependencies,
 /// transitively; dev-dependencies left out), by name, from the resolved
 /// graph of `cargo metadata`.
-fn built_with(package: &str) -> std::collections::BTreeSet<String> {
-    use std::collections::{BTreeSet, HashMap};
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(&cargo)
-        .args(["metadata", "--format-version", "1", "--locked"])
-        .arg("--manifest-path")
-        .arg(root().join("Cargo.toml"))
-        .output()
-        .unwrap_or_else(|e| panic!("running {cargo} metadata: {e}"));
-    assert!(
-        out.status.success(),
-        "cargo metadata failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
-    let names: HashMap<&str, &str> = meta["packages"]
-        .as_array()
-        .expect("packages")
-        .iter()
-        .map(|p| (p["id"].as_str().expect("an id"), name(p)))
-        .collect();
-    let nodes: HashMap<&str, &serde_json::Value> = meta["resolve"]["nodes"]
-        .as_array()
-        .expect("a resolved graph")
-        .iter()
-        .map(|n| (n["id"].as_str().expect("an id"), n))
-        .collect();
-    let start = names
-        .iter()
-        .find(|(_, n)| **n == package)
-        .map(|(id, _)| *id)
-        .unwrap_or_else(|| panic!("no package {package} in the workspace"));
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![start];
-    while let Some(id) = todo.pop() {
-        for dep in nodes[id]["deps"].as_array().expect("deps") {
-            let built = dep["dep_kinds"]
-                .as_array()
-                .expect("dep_kinds")
-                .iter()
-                .any(|k| k["kind"] != "dev");
-            let dep_id = dep["pkg"].as_str().expect("a package id");
-            if built && seen.insert(names[dep_id].to_owned()) {
-                todo.push(dep_id);
-            }
-        }
-    }
-    seen
+fn built_with(package: &str) -> BTreeSet<String> {
+    reachable(&resolved(), package, |kinds, _| {
+        kinds.iter().any(|k| k["kind"] != "dev")
+    })
 }
 
 /// The session machine's crate, which `[session-without-io]` keeps free of
