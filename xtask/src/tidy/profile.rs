@@ -13,7 +13,8 @@ use serde_json::Value;
 use super::{reachable, read, resolved};
 
 /// The packages `[profile.dev.package]` of the root `Cargo.toml` sets to
-/// opt-level 0, one `name = { opt-level = 0 }` line each.
+/// opt-level 0, one `name = { opt-level = 0 }` line each (a comment may
+/// follow).
 fn unoptimised() -> Vec<String> {
     let manifest = read("Cargo.toml");
     let section = manifest
@@ -23,6 +24,8 @@ fn unoptimised() -> Vec<String> {
     section
         .lines()
         .take_while(|l| !l.starts_with('['))
+        // A comment after the entry is not part of it.
+        .map(|l| l.split('#').next().unwrap_or_default())
         .filter(|l| l.replace(' ', "").ends_with("={opt-level=0}"))
         .map(|l| {
             let name = l.split('=').next().unwrap_or_default();
