@@ -13,24 +13,18 @@ use serde_json::Value;
 use super::{reachable, read, resolved};
 
 /// The packages `[profile.dev.package]` of the root `Cargo.toml` sets to
-/// opt-level 0, one `name = { opt-level = 0 }` line each (a comment may
-/// follow).
+/// opt-level 0, in whatever form the table is written.
 fn unoptimised() -> Vec<String> {
-    let manifest = read("Cargo.toml");
-    let section = manifest
-        .split("\n[profile.dev.package]\n")
-        .nth(1)
-        .expect("Cargo.toml has a [profile.dev.package] section");
-    section
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        // A comment after the entry is not part of it.
-        .map(|l| l.split('#').next().unwrap_or_default())
-        .filter(|l| l.replace(' ', "").ends_with("={opt-level=0}"))
-        .map(|l| {
-            let name = l.split('=').next().unwrap_or_default();
-            name.trim().trim_matches('"').to_owned()
-        })
+    let manifest: toml_edit::DocumentMut = read("Cargo.toml")
+        .parse()
+        .expect("the root Cargo.toml parses");
+    let packages = manifest["profile"]["dev"]["package"]
+        .as_table_like()
+        .expect("Cargo.toml has a [profile.dev.package] table");
+    packages
+        .iter()
+        .filter(|(_, settings)| settings["opt-level"].as_integer() == Some(0))
+        .map(|(name, _)| name.to_owned())
         .collect()
 }
 
