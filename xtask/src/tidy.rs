@@ -90,9 +90,11 @@ fn packages() -> Vec<Value> {
 }
 
 /// The whole resolved graph, as `cargo metadata --locked` gives it
-/// (`packages`, and `resolve.nodes` with each edge's kinds).
-fn resolved() -> Value {
-    metadata("--locked")
+/// (`packages`, and `resolve.nodes` with each edge's kinds): read once
+/// for every test that walks it.
+fn resolved() -> &'static Value {
+    static GRAPH: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    GRAPH.get_or_init(|| metadata("--locked"))
 }
 
 /// The packages reached from the workspace package `start` in `meta`

@@ -285,7 +285,7 @@ const IO_CRATES: [&str; 11] = [
 /// transitively; dev-dependencies left out), by name, from the resolved
 /// graph of `cargo metadata`.
 fn built_with(package: &str) -> BTreeSet<String> {
-    reachable(&resolved(), package, |kinds, _| {
+    reachable(resolved(), package, |kinds, _| {
         kinds.iter().any(|k| k["kind"] != "dev")
     })
 }

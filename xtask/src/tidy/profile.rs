@@ -53,7 +53,7 @@ fn unoptimised_crates_are_packages_and_not_linked_into_the_binary() {
         .collect();
     // The binary's code: its normal dependencies, not through a proc
     // macro (whose dependencies run in the compiler) nor a build script.
-    let linked = reachable(&meta, "perfkit", |kinds, package| {
+    let linked = reachable(meta, "perfkit", |kinds, package| {
         kinds.iter().any(|k| k["kind"].is_null()) && !is_proc_macro(package)
     });
     // The walk itself is checked on crates the binary surely links, so an
