@@ -426,3 +426,70 @@ fn quiet_silences_the_rm_note_and_keeps_the_fifo() {
     );
     writer.join().unwrap();
 }
+
+/// `-c` into a regular file, as a shell redirects it. perfkit reserves the
+/// file's blocks ahead of its writes there, as for `-o`, but the file is
+/// shared with the commands around this one (the shell writes on at the
+/// same offset): the reservation must neither cut what they write nor
+/// pad the file, and a file open for appending gets bytes appended.
+#[test]
+fn stdout_redirected_to_a_file_keeps_what_others_write_around_it() {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    use std::process::Stdio;
+    if !interop::have("zstd", "zstd") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    // Over the MiB from which writes are reserved for, and of a length
+    // no write size divides.
+    let text = |seed: u32| -> Vec<u8> {
+        (0..(3 << 20) + 7)
+            .map(|i: u32| b"abcdefghij\n"[((i / 5 + seed) % 11) as usize])
+            .collect()
+    };
+    let (a, b) = (text(1), text(4));
+    let zst = |name: &str, data: &[u8]| {
+        let plain = d.path().join(name);
+        std::fs::write(&plain, data).unwrap();
+        ok(Command::new("zstd").args(["-q", "-f"]).arg(&plain));
+        plain.with_extension("txt.zst")
+    };
+    let (az, bz) = (zst("a.txt", &a), zst("b.txt", &b));
+    let out = d.path().join("out");
+    let into = |file: &std::fs::File, zst: &Path, threads: &str| {
+        let st = perfkit()
+            .args(["decompress", "-q", "-c", threads])
+            .arg(zst)
+            .stdout(Stdio::from(file.try_clone().unwrap()))
+            .status()
+            .unwrap();
+        assert!(st.success(), "perfkit decompress -c {}", zst.display());
+    };
+    // `{ perfkit -dc a.zst; echo; perfkit -dc b.zst; } > out`: one open
+    // file, written in turn.
+    let mut shell = std::fs::File::create(&out).unwrap();
+    into(&shell, &az, "-T1");
+    shell.write_all(b"between\n").unwrap();
+    into(&shell, &bz, "-T2");
+    shell.write_all(b"after\n").unwrap();
+    let whole = [&a[..], b"between\n", &b, b"after\n"].concat();
+    assert!(
+        std::fs::read(&out).unwrap() == whole,
+        "out is not a, b and the shell's lines"
+    );
+    let held = std::fs::metadata(&out).unwrap().blocks() * 512;
+    assert!(
+        held < whole.len() as u64 + (256 << 10),
+        "{held} bytes allocated to {} written: a reservation was left",
+        whole.len()
+    );
+    // `>> out`.
+    let appending = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+    into(&appending, &az, "-T2");
+    let whole = [&whole[..], &a].concat();
+    assert!(
+        std::fs::read(&out).unwrap() == whole,
+        "a was not appended whole"
+    );
+}

@@ -20,11 +20,19 @@
 //! modification time and clears set-id bits. Where the file system cannot
 //! reserve (some network and FUSE file systems) or the disk is full, the
 //! writer's first refusal turns it off and its writes go on as before.
+//!
+//! Standard output redirected to a regular file (`perfkit decompress -c
+//! f.zst > out`) is reserved for too ([`Reserving::shared`]). That file
+//! may be shared: the shell, or the command after this one, writes on at
+//! the same offset. Releasing cuts the file at its size as it is then,
+//! never at this writer's end, so bytes another writer put past that end
+//! stay. A file open for appending is not reserved for: its writes go
+//! where its other appenders' do.
 
 use std::fs::File;
 use std::io::{self, Seek, Write};
 
-use rustix::fs::{FallocateFlags, fallocate};
+use rustix::fs::{FallocateFlags, OFlags, fallocate, fcntl_getfl};
 
 /// Bytes an output reaches before its blocks are reserved ahead.
 pub const RESERVE_FROM: u64 = 1 << 20;
@@ -66,6 +74,26 @@ impl Reserving {
             reserving,
             asked_to: 0,
         })
+    }
+
+    /// A writer over `file`, a handle on an open file that others may
+    /// write too (standard output), from its current offset. It reserves
+    /// ahead only for a regular file not open for appending (see the
+    /// module doc); anything else (a pipe, a terminal, a device) is
+    /// written as it is.
+    pub fn shared(mut file: File) -> Reserving {
+        let appending = fcntl_getfl(&file).map_or(true, |f| f.contains(OFlags::APPEND));
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let at = match regular && !appending {
+            true => file.stream_position().ok(),
+            false => None,
+        };
+        Reserving {
+            file,
+            at: at.unwrap_or(0),
+            reserving: at.is_some(),
+            asked_to: 0,
+        }
     }
 
     /// Reserves blocks up to at least `end`, the end of the write about
@@ -112,6 +140,9 @@ impl Drop for Reserving {
         // Failing, the data is whole and its size right: only blocks past
         // the end stay allocated, which is not worth failing the output
         // for (and a drop cannot).
+        // At the size the file has now, not at this writer's end: bytes
+        // another writer put past that end (standard output is shared
+        // with the shell) stay.
         if let Ok(meta) = self.file.metadata() {
             let _ = self.file.set_len(meta.len());
         }

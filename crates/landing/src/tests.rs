@@ -1,5 +1,5 @@
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{Output, OutputError, write_atomically, write_atomically_with};
 
@@ -204,4 +204,91 @@ fn writers_one_after_another_append_and_each_releases_its_reservation() {
     let whole = [first, second].concat();
     assert_eq!(std::fs::read(&path).unwrap(), whole);
     assert!(allocated(&path) < whole.len() as u64 + (256 << 10));
+}
+
+/// A file opened as a shell opens a redirected standard output: `out` in
+/// `dir`, holding `head`, at its end; appending or not.
+fn shared_file(dir: &Path, head: &[u8], append: bool) -> (PathBuf, std::fs::File) {
+    let path = dir.join("out");
+    std::fs::write(&path, head).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .append(append)
+        .open(&path)
+        .unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).unwrap();
+    (path, file)
+}
+
+#[test]
+fn a_shared_file_is_reserved_ahead_and_released_where_it_ends_at_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, file) = shared_file(dir.path(), b"head\n", false);
+    let data = pattern(3, (5 << 20) + 11);
+    let mut writer = crate::Reserving::shared(file.try_clone().unwrap());
+    for piece in data.chunks(64 << 10) {
+        writer.write_all(piece).unwrap();
+    }
+    let before = allocated(&path);
+    if reserves(dir.path()) {
+        assert!(
+            before >= data.len() as u64 + (1 << 20),
+            "{before} bytes allocated to {} written: nothing reserved ahead",
+            data.len()
+        );
+    }
+    drop(writer);
+    let whole = [&b"head\n"[..], &data].concat();
+    assert!(
+        std::fs::read(&path).unwrap() == whole,
+        "the file is not head and data"
+    );
+    let released = allocated(&path);
+    assert!(
+        released < whole.len() as u64 + (256 << 10),
+        "{released} bytes still allocated to {}: the reservation was not released",
+        whole.len()
+    );
+}
+
+#[test]
+fn a_shared_file_written_past_by_another_is_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, file) = shared_file(dir.path(), b"", false);
+    let data = pattern(0, 3 << 20);
+    let mut writer = crate::Reserving::shared(file);
+    writer.write_all(&data).unwrap();
+    // Another open of the file writes past this writer's end while it is
+    // still open (its reservation reaches past there).
+    let mut other = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    other.write_all(b"another's tail").unwrap();
+    drop(writer);
+    let whole = [&data[..], b"another's tail"].concat();
+    assert!(
+        std::fs::read(&path).unwrap() == whole,
+        "the other writer's bytes were cut"
+    );
+}
+
+#[test]
+fn a_file_open_for_appending_is_not_reserved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, file) = shared_file(dir.path(), b"head\n", true);
+    let data = pattern(1, 5 << 20);
+    let mut writer = crate::Reserving::shared(file);
+    for piece in data.chunks(64 << 10) {
+        writer.write_all(piece).unwrap();
+    }
+    let held = allocated(&path);
+    assert!(
+        held <= data.len() as u64 + (64 << 10),
+        "{held} bytes allocated to {} appended: reserved while appending",
+        data.len()
+    );
+    drop(writer);
+    let whole = [&b"head\n"[..], &data].concat();
+    assert!(std::fs::read(&path).unwrap() == whole);
 }

@@ -212,11 +212,13 @@ fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool) -> Result
 
 /// Standard output for the writer thread: its own handle on descriptor 1,
 /// written without std's line buffering (which splits a block at its last
-/// newline). With descriptor 1 closed, std's stdout, which discards.
+/// newline), reserving a regular file's blocks ahead of the writes as a
+/// file output does (`landing::Reserving::shared`). With descriptor 1
+/// closed, std's stdout, which discards.
 fn stdout_sink() -> Box<dyn Write + Send> {
     use std::os::fd::AsFd;
     match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::new(File::from(fd)),
+        Ok(fd) => Box::new(landing::Reserving::shared(File::from(fd))),
         Err(_) => Box::new(io::stdout()),
     }
 }
