@@ -162,6 +162,15 @@ impl EntryOptions {
         self.size_hint = Some(bytes);
         self
     }
+    /// The hint an entry of `len` bytes held in memory gets when its
+    /// caller gave none: its exact size, so that an entry under 4 GiB
+    /// written whole from memory is never ZIP64 (its local header then has
+    /// no ZIP64 field and its descriptor 32-bit sizes, 28 bytes fewer, and
+    /// readers without ZIP64 read it).
+    pub(crate) fn sized(mut self, len: usize) -> Self {
+        self.size_hint = self.size_hint.or(Some(len as u64));
+        self
+    }
     /// Encrypts the entry with WinZip AES (AE-2) under `password`.
     pub fn encrypt(mut self, strength: AesStrength, password: impl Into<Vec<u8>>) -> Self {
         self.encryption = Some((strength, password.into()));

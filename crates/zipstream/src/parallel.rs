@@ -211,9 +211,11 @@ impl<W: Write> ParallelZipWriter<W> {
         Ok(total)
     }
 
-    /// Adds an entry from memory.
+    /// Adds an entry from memory, its length the size hint unless `opts`
+    /// gives one ([`EntryOptions::size_hint`]).
     pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
-        self.add_reader(opts, &mut &data[..]).map(|_| ())
+        self.add_reader(opts.sized(data.len()), &mut &data[..])
+            .map(|_| ())
     }
 
     /// Copies entry `index` of `from` as it is stored there, after every

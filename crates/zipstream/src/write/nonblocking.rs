@@ -59,9 +59,10 @@ impl<W: AsyncWrite + Unpin> AsyncZipWriter<W> {
         self.drain(false).await
     }
 
-    /// Writes a whole entry from memory.
+    /// Writes a whole entry from memory, its length the size hint unless
+    /// `opts` gives one ([`EntryOptions::size_hint`]).
     pub async fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
-        self.start_entry(opts).await?;
+        self.start_entry(opts.sized(data.len())).await?;
         self.write_data(data).await?;
         self.finish_entry().await
     }

@@ -121,9 +121,10 @@ impl<W: Write> ZipWriter<W> {
         Ok(total)
     }
 
-    /// Writes a whole entry from memory.
+    /// Writes a whole entry from memory, its length the size hint unless
+    /// `opts` gives one ([`EntryOptions::size_hint`]).
     pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
-        self.start_entry(opts)?;
+        self.start_entry(opts.sized(data.len()))?;
         self.write_data(data)?;
         self.finish_entry()
     }
