@@ -136,6 +136,26 @@ fn written(path: &Path, data: &[u8], piece: usize) -> (Output, crate::Reserving)
     (out, writer)
 }
 
+/// Checks that `writer`, whose file at `path` (in `dir`) now holds `len`
+/// bytes, has blocks reserved past them (where `dir`'s file system
+/// reserves: 5 MiB written in 64 KiB writes reserve up to 10 MiB), and
+/// that dropping it releases them.
+fn reserved_then_released(dir: &Path, path: &Path, len: usize, writer: crate::Reserving) {
+    let before = allocated(path);
+    if reserves(dir) {
+        assert!(
+            before >= len as u64 + (1 << 20),
+            "{before} bytes allocated to {len} written: nothing reserved ahead"
+        );
+    }
+    drop(writer);
+    let released = allocated(path);
+    assert!(
+        released < len as u64 + (256 << 10),
+        "{released} bytes still allocated to {len}: the reservation was not released"
+    );
+}
+
 #[test]
 fn a_long_output_reserves_blocks_ahead_and_its_writer_releases_the_rest() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,22 +163,7 @@ fn a_long_output_reserves_blocks_ahead_and_its_writer_releases_the_rest() {
     let data = pattern(0, (5 << 20) + 123);
     let (mut out, writer) = written(&path, &data, 64 << 10);
     let temporary = dir.path().join(&names(dir.path())[0]);
-    let before = allocated(&temporary);
-    if reserves(dir.path()) {
-        // 5 MiB written in 64 KiB writes reserve up to 10 MiB.
-        assert!(
-            before >= data.len() as u64 + (1 << 20),
-            "{before} bytes allocated to {} written: nothing reserved ahead",
-            data.len()
-        );
-    }
-    drop(writer);
-    let released = allocated(&temporary);
-    assert!(
-        released < data.len() as u64 + (256 << 10),
-        "{released} bytes still allocated to {}: the reservation was not released",
-        data.len()
-    );
+    reserved_then_released(dir.path(), &temporary, data.len(), writer);
     // Stamped after the writer is gone, as decompress stamps the input's
     // time: the release (a truncation) must not come after it.
     let then = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(981_173_106);
@@ -225,29 +230,15 @@ fn a_shared_file_is_reserved_ahead_and_released_where_it_ends_at_its_writes() {
     let dir = tempfile::tempdir().unwrap();
     let (path, file) = shared_file(dir.path(), b"head\n", false);
     let data = pattern(3, (5 << 20) + 11);
-    let mut writer = crate::Reserving::shared(file.try_clone().unwrap());
+    let mut writer = crate::Reserving::shared(file);
     for piece in data.chunks(64 << 10) {
         writer.write_all(piece).unwrap();
     }
-    let before = allocated(&path);
-    if reserves(dir.path()) {
-        assert!(
-            before >= data.len() as u64 + (1 << 20),
-            "{before} bytes allocated to {} written: nothing reserved ahead",
-            data.len()
-        );
-    }
-    drop(writer);
+    reserved_then_released(dir.path(), &path, 5 + data.len(), writer);
     let whole = [&b"head\n"[..], &data].concat();
     assert!(
         std::fs::read(&path).unwrap() == whole,
         "the file is not head and data"
-    );
-    let released = allocated(&path);
-    assert!(
-        released < whole.len() as u64 + (256 << 10),
-        "{released} bytes still allocated to {}: the reservation was not released",
-        whole.len()
     );
 }
 
