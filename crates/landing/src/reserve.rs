@@ -137,12 +137,11 @@ impl Drop for Reserving {
         if self.asked_to == 0 {
             return;
         }
-        // Failing, the data is whole and its size right: only blocks past
-        // the end stay allocated, which is not worth failing the output
-        // for (and a drop cannot).
-        // At the size the file has now, not at this writer's end: bytes
-        // another writer put past that end (standard output is shared
-        // with the shell) stay.
+        // Cut at the size the file has now, not at this writer's end, so
+        // bytes another writer put past that end (standard output is
+        // shared with the shell) stay. Failing, the data is whole and its
+        // size right: only blocks past the end stay allocated, which is not
+        // worth failing the output for (and a drop cannot).
         if let Ok(meta) = self.file.metadata() {
             let _ = self.file.set_len(meta.len());
         }
