@@ -492,4 +492,26 @@ fn stdout_redirected_to_a_file_keeps_what_others_write_around_it() {
         std::fs::read(&out).unwrap() == whole,
         "a was not appended whole"
     );
+    // `perfkit compress -c noise > packed`: the same writer, past the MiB
+    // from which it reserves (noise hardly shrinks); the real zstd reads
+    // the frame back.
+    let noise = perfkit_testkit::noise::noise(3 << 20, 5);
+    let plain = d.path().join("noise.bin");
+    std::fs::write(&plain, &noise).unwrap();
+    let packed = d.path().join("packed.zst");
+    let st = perfkit()
+        .args(["compress", "-q", "-c"])
+        .arg(&plain)
+        .stdout(Stdio::from(std::fs::File::create(&packed).unwrap()))
+        .status()
+        .unwrap();
+    assert!(st.success(), "perfkit compress -c");
+    let back = ok(Command::new("zstd").args(["-q", "-d", "-c"]).arg(&packed));
+    assert!(back.stdout == noise, "zstd -d does not give the noise back");
+    let meta = std::fs::metadata(&packed).unwrap();
+    let (len, held) = (meta.len(), meta.blocks() * 512);
+    assert!(
+        held < len + (256 << 10),
+        "{held} bytes allocated to {len} written: a reservation was left"
+    );
 }
