@@ -211,9 +211,16 @@ fn writers_one_after_another_append_and_each_releases_its_reservation() {
     assert!(allocated(&path) < whole.len() as u64 + (256 << 10));
 }
 
-/// A file opened as a shell opens a redirected standard output: `out` in
-/// `dir`, holding `head`, at its end; appending or not.
-fn shared_file(dir: &Path, head: &[u8], append: bool) -> (PathBuf, std::fs::File) {
+/// `data` written in 64 KiB writes through [`crate::Reserving::shared`]
+/// over a file opened as a shell opens a redirected standard output:
+/// `out` in `dir`, holding `head`, at its end, appending or not. The
+/// writer is still open.
+fn shared_written(
+    dir: &Path,
+    head: &[u8],
+    append: bool,
+    data: &[u8],
+) -> (PathBuf, crate::Reserving) {
     let path = dir.join("out");
     std::fs::write(&path, head).unwrap();
     let mut file = std::fs::OpenOptions::new()
@@ -222,18 +229,18 @@ fn shared_file(dir: &Path, head: &[u8], append: bool) -> (PathBuf, std::fs::File
         .open(&path)
         .unwrap();
     std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).unwrap();
-    (path, file)
+    let mut writer = crate::Reserving::shared(file);
+    for piece in data.chunks(64 << 10) {
+        writer.write_all(piece).unwrap();
+    }
+    (path, writer)
 }
 
 #[test]
 fn a_shared_file_is_reserved_ahead_and_released_where_it_ends_at_its_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, file) = shared_file(dir.path(), b"head\n", false);
     let data = pattern(3, (5 << 20) + 11);
-    let mut writer = crate::Reserving::shared(file);
-    for piece in data.chunks(64 << 10) {
-        writer.write_all(piece).unwrap();
-    }
+    let (path, writer) = shared_written(dir.path(), b"head\n", false, &data);
     reserved_then_released(dir.path(), &path, 5 + data.len(), writer);
     let whole = [&b"head\n"[..], &data].concat();
     assert!(
@@ -245,10 +252,8 @@ fn a_shared_file_is_reserved_ahead_and_released_where_it_ends_at_its_writes() {
 #[test]
 fn a_shared_file_written_past_by_another_is_not_cut() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, file) = shared_file(dir.path(), b"", false);
     let data = pattern(0, 3 << 20);
-    let mut writer = crate::Reserving::shared(file);
-    writer.write_all(&data).unwrap();
+    let (path, writer) = shared_written(dir.path(), b"", false, &data);
     // Another open of the file writes past this writer's end while it is
     // still open (its reservation reaches past there).
     let mut other = std::fs::OpenOptions::new()
@@ -267,12 +272,8 @@ fn a_shared_file_written_past_by_another_is_not_cut() {
 #[test]
 fn a_file_open_for_appending_is_not_reserved() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, file) = shared_file(dir.path(), b"head\n", true);
     let data = pattern(1, 5 << 20);
-    let mut writer = crate::Reserving::shared(file);
-    for piece in data.chunks(64 << 10) {
-        writer.write_all(piece).unwrap();
-    }
+    let (path, writer) = shared_written(dir.path(), b"head\n", true, &data);
     let held = allocated(&path);
     assert!(
         held <= data.len() as u64 + (64 << 10),
