@@ -613,6 +613,26 @@ fn an_entry_written_from_memory_is_not_zip64() {
     let mut w = ZipWriter::new(Vec::new());
     w.add_bytes(opts().size_hint(5 << 30), &data).unwrap();
     assert_eq!(first_local_header(&w.finish().unwrap()), (true, 45));
+    // The other two writers' add_bytes, on a sink that streams as well.
+    let asynchronous = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut w = AsyncZipWriter::new(Vec::new());
+            w.add_bytes(opts(), &data).await.unwrap();
+            w.finish().await.unwrap()
+        });
+    assert_eq!(first_local_header(&asynchronous), (false, 20), "async");
+    // Past one of its 1 MiB blocks: an entry of one block came out
+    // without ZIP64 before the hint too, so it would not tell.
+    let blocks = text(3 << 20);
+    let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(2));
+    w.add_bytes(opts(), &blocks).unwrap();
+    assert_eq!(
+        first_local_header(&w.finish().unwrap()),
+        (false, 20),
+        "parallel"
+    );
     let mut a = ZipArchive::new(Cursor::new(whole)).unwrap();
     assert_eq!(a.read_to_vec(0, None).unwrap(), data);
 }
