@@ -300,25 +300,19 @@ struct ZipPair<'a> {
     name: &'a str,
     /// The peer's median CPU per archive over ours (`cpu_vs_sync`).
     cpu_ratio: f64,
-    /// Our sync writer's archive and the peer's, in bytes.
-    ours: u64,
-    theirs: u64,
+    /// The peer's compressed bytes over our sync writer's
+    /// (`data_vs_sync`).
+    size: f64,
     /// The level the peer ran at.
     level: Option<f64>,
     /// How its CPU is held at our size (`crate::zip::SIZE_HELD`).
     held: &'a str,
 }
 
-impl ZipPair<'_> {
-    /// The peer's archive over ours.
-    fn size(&self) -> f64 {
-        self.theirs as f64 / self.ours.max(1) as f64
-    }
-}
-
 /// zip: our sync writer against each peer writer, per workload set, in
-/// median CPU per archive at equal archive size (issue 64): the peers run
-/// at their level nearest our archive's size, and a workload where even
+/// median CPU per archive at equal compressed bytes (issue 64): the peers
+/// run at their level nearest our entries' compressed bytes, and a
+/// workload where even
 /// that is more than 1 % off is left out of the ratio and named, never
 /// averaged in silently. With no workload at equal size, the line gives
 /// the ratio at the nearest sizes and says so.
@@ -337,12 +331,11 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                     if !writer.starts_with(peer) || writer.contains("async") {
                         return None;
                     }
-                    let ours = find(s, &format!("{workload} · sync"))?;
+                    find(s, &format!("{workload} · sync"))?;
                     Some(ZipPair {
                         name: &r.name,
                         cpu_ratio: num(r, "cpu_vs_sync")?,
-                        ours: num(ours, "out_bytes")? as u64,
-                        theirs: num(r, "out_bytes")? as u64,
+                        size: num(r, "data_vs_sync")?,
                         level: num(r, "level"),
                         // JSON-only, so not among the columns `get` reads.
                         held: r
@@ -361,13 +354,13 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                 pairs.iter().partition(|p| p.held != "not equal");
             let named = |v: &[&ZipPair]| {
                 v.iter()
-                    .map(|p| format!("{} ({:.3}x our size)", p.name, p.size()))
+                    .map(|p| format!("{} ({:.3}x our compressed bytes)", p.name, p.size))
                     .collect::<Vec<_>>()
                     .join("; ")
             };
             let (counted, held) = if equal.is_empty() {
                 let held = format!(
-                    "NOT at equal size: no level of the peer's came within 1 % of our archive, so these compare the nearest ({})",
+                    "NOT at equal size: no level of the peer's came within 1 % of our compressed bytes, so these compare the nearest ({})",
                     named(&unequal)
                 );
                 (&unequal, held)
@@ -381,16 +374,16 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                 let within: Vec<f64> = equal
                     .iter()
                     .filter(|p| p.held == "within 1 %")
-                    .map(|p| p.size())
+                    .map(|p| p.size)
                     .collect();
                 let interpolated = equal.len() - within.len();
                 let mut held = format!(
-                    "held equal: archive size, the peer at level {}",
+                    "held equal: the entries' compressed bytes, the peer at level {}",
                     levels.join(", ")
                 );
                 if let Some(g) = geomean(&within) {
                     held.push_str(&format!(
-                        "; {} within 1 % (its archives {g:.4}x ours, geometric mean)",
+                        "; {} within 1 % (its compressed bytes {g:.4}x ours, geometric mean)",
                         within.len()
                     ));
                 }
@@ -401,7 +394,7 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                 }
                 if !unequal.is_empty() {
                     held.push_str(&format!(
-                        "; left out, no level of the peer's within 1 % of our size: {}",
+                        "; left out, no level of the peer's within 1 % of our compressed bytes: {}",
                         named(&unequal)
                     ));
                 }
@@ -561,34 +554,35 @@ mod tests {
         );
     }
 
-    /// The zip writers' lines compare CPU at equal archive size: a peer's
-    /// row within 1 % of our size or interpolated to it counts, one that
-    /// is neither is left out and named, and a section with none says so.
+    /// The zip writers' lines compare CPU at equal compressed bytes: a
+    /// peer's row within 1 % of ours or interpolated to it counts, one
+    /// that is neither is left out and named, and a section with none says
+    /// so.
     #[test]
-    fn a_zip_writer_line_counts_only_rows_at_our_archive_size() {
-        let row = |name: &str, out: u64, cpu: f64, held: &str| {
+    fn a_zip_writer_line_counts_only_rows_at_our_compressed_bytes() {
+        let row = |name: &str, data: f64, cpu: f64, held: &str| {
             Row::new(name)
                 .col("cpu_vs_sync", Value::num(cpu, 3))
+                .col("data_vs_sync", Value::num(data, 4))
                 .col("level", Value::from(9u64))
-                .col("out_bytes", Value::from(out))
                 .json_col(crate::zip::SIZE_HELD, held)
         };
         let peer = "zip crate 9.4.1 (zlib-rs, its default)";
         let mut report = Report::new("bench");
         let mut s = Section::new("zip: write, realistic (corpus), deflate level 6");
         s.rows = vec![
-            row("a · sync", 1000, 1.0, "within 1 %"),
-            row(&format!("a · {peer}"), 1005, 1.5, "within 1 %"),
-            row("b · sync", 2000, 1.0, "within 1 %"),
-            row(&format!("b · {peer}"), 1800, 0.3, "interpolated"),
-            row("c · sync", 500, 1.0, "within 1 %"),
-            row(&format!("c · {peer}"), 600, 0.1, "not equal"),
+            row("a · sync", 1.0, 1.0, "within 1 %"),
+            row(&format!("a · {peer}"), 1.005, 1.5, "within 1 %"),
+            row("b · sync", 1.0, 1.0, "within 1 %"),
+            row(&format!("b · {peer}"), 0.9, 0.3, "interpolated"),
+            row("c · sync", 1.0, 1.0, "within 1 %"),
+            row(&format!("c · {peer}"), 1.2, 0.1, "not equal"),
         ];
         report.sections.push(s);
         let mut s = Section::new("zip: write, highly compressible, deflate level 6");
         s.rows = vec![
-            row("a · sync", 1000, 1.0, "within 1 %"),
-            row(&format!("a · {peer}"), 1200, 0.5, "not equal"),
+            row("a · sync", 1.0, 1.0, "within 1 %"),
+            row(&format!("a · {peer}"), 1.2, 0.5, "not equal"),
         ];
         report.sections.push(s);
         let lines = summarise(&report);
@@ -600,9 +594,9 @@ mod tests {
         for part in [
             "the worst of 2 rows (b · zip crate",
             "geometric mean 0.671x",
-            "1 within 1 % (its archives 1.0050x ours",
+            "1 within 1 % (its compressed bytes 1.0050x ours",
             "1 interpolated",
-            "left out, no level of the peer's within 1 % of our size: c · zip crate",
+            "left out, no level of the peer's within 1 % of our compressed bytes: c · zip crate",
         ] {
             assert!(equal.basis.contains(part), "{part}: {}", equal.basis);
         }
