@@ -10,6 +10,7 @@
 mod interop;
 
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -38,8 +39,8 @@ fn wait_for_temporary(dir: &Path, child: &mut Child) {
 }
 
 /// Sends `signal` to `child` and checks it exits with 128 + signal within
-/// a minute, leaving no temporary and no output in `dir`.
-fn interrupt(mut child: Child, signal: i32, dir: &Path, output: &str) {
+/// a minute.
+fn signal_and_wait(mut child: Child, signal: i32) {
     // SAFETY: kill(2) on the pid of a child this test spawned and has not
     // yet reaped, so the pid cannot have been reused.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
@@ -56,6 +57,12 @@ fn interrupt(mut child: Child, signal: i32, dir: &Path, output: &str) {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(128 + signal), "{status}");
+}
+
+/// Sends `signal` to `child` and checks it exits with 128 + signal within
+/// a minute, leaving no temporary and no output in `dir`.
+fn interrupt(child: Child, signal: i32, dir: &Path, output: &str) {
+    signal_and_wait(child, signal);
     assert_eq!(temporaries(dir), Vec::<String>::new(), "signal {signal}");
     assert!(
         !dir.join(output).exists(),
@@ -127,6 +134,78 @@ fn decompress_and_compress_from_a_slow_fifo_leave_no_temporary() {
         drop(hold);
         let left: Vec<String> = listing(d).into_iter().filter(|n| n != "in.fifo").collect();
         assert_eq!(left, Vec::<String>::new(), "{mode} signal {signal}");
+    }
+}
+
+/// `len` letters from sixteen, at random: data that zstd halves, so half
+/// its frame is half the output (of `sample`'s, 24 MiB make 140 kB).
+fn letters(len: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b'a' + (x >> 60) as u8
+        })
+        .collect()
+}
+
+/// `decompress -c > out` ended by a signal mid-run: standard output's
+/// file had blocks reserved ahead of its writes (`landing::reserve`),
+/// which the writer's drop would have released; no destructor runs on a
+/// signal, so the signal thread releases them, and the file holds no more
+/// blocks than its bytes need.
+#[test]
+fn decompress_to_a_redirected_stdout_releases_its_reserved_blocks_on_a_signal() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("p"), letters(24 << 20)).unwrap();
+        ok(perfkit()
+            .current_dir(d)
+            .args(["compress", "-q", "--rm", "p"]));
+        let z = std::fs::read(d.join("p.zst")).unwrap();
+        let fifo = d.join("in.fifo");
+        mkfifo(&fifo);
+        let hold = feed_and_hold(&fifo, z[..z.len() / 2].to_vec());
+        let out = d.join("out");
+        let mut child = perfkit()
+            .current_dir(d)
+            .args(["decompress", "-c", "in.fifo"])
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until what the FIFO holds is decoded and written: the file
+        // stops growing, some MiB long.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last = 0;
+        let meta = loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let meta = std::fs::metadata(&out).unwrap();
+            if meta.len() >= 4 << 20 && meta.len() == last {
+                break meta;
+            }
+            last = meta.len();
+            assert!(child.try_wait().unwrap().is_none(), "perfkit exited early");
+            assert!(Instant::now() < deadline, "{} bytes written", meta.len());
+        };
+        // Blocks reserved past the end, or the test shows nothing.
+        let (len, held) = (meta.len(), meta.blocks() * 512);
+        assert!(
+            held >= len + (1 << 20),
+            "{held} bytes allocated to {len} written: nothing was reserved ahead"
+        );
+        signal_and_wait(child, signal);
+        drop(hold);
+        let meta = std::fs::metadata(&out).unwrap();
+        let (len, held) = (meta.len(), meta.blocks() * 512);
+        assert!(
+            held < len + (256 << 10),
+            "{held} bytes allocated to {len} written after signal {signal}: the reservation was left"
+        );
     }
 }
 

@@ -7,7 +7,8 @@
 //! closed terminal) runs no destructor, so once [`install`] has run, a
 //! thread deletes every listed file on SIGINT, SIGTERM or SIGHUP and exits
 //! with 128 + the signal's number, the status a shell shows for a process
-//! the signal ended.
+//! the signal ended. It also releases the blocks reserved past the end of
+//! a shared output ([`crate::reserve::release_all`]).
 //!
 //! That thread starts when it first has work: when a temporary is first
 //! listed, or a command asks to [`stop_gracefully`]. Until then the
@@ -125,6 +126,9 @@ pub(crate) fn start() -> std::io::Result<()> {
                 // Held until exit, so no temporary is listed (or renamed
                 // into place by a commit and then unlisted) in between.
                 let _held = crate::temporaries::delete_all();
+                // Standard output's file, if blocks are reserved past its
+                // end (`crate::reserve`): released as the drop would.
+                let _released = crate::reserve::release_all();
                 std::process::exit(128 + sig);
             }
         })?;

@@ -27,10 +27,16 @@
 //! the same offset. Releasing cuts the file at its size as it is then,
 //! never at this writer's end, so bytes another writer put past that end
 //! stay. A file open for appending is not reserved for: its writes go
-//! where its other appenders' do.
+//! where its other appenders' do. A signal that ends the process runs no
+//! destructor, and a temporary output's blocks go with the temporary
+//! [`crate::cleanup`] deletes; so a shared file is listed while its
+//! blocks are reserved, and the signal thread releases them as the drop
+//! would ([`release_all`]).
 
 use std::fs::File;
 use std::io::{self, Seek, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use rustix::fs::{FallocateFlags, OFlags, fallocate, fcntl_getfl};
 
@@ -57,6 +63,12 @@ pub struct Reserving {
     /// The end of the blocks asked for (0: none), refused requests
     /// included, as a full disk may have given part of one.
     asked_to: u64,
+    /// Whether the file is shared ([`Reserving::shared`]): its blocks
+    /// are released on a signal too.
+    shared: bool,
+    /// The file's place on the list the signal thread releases, from its
+    /// first reservation on.
+    listed: Option<Listed>,
 }
 
 impl Reserving {
@@ -73,6 +85,8 @@ impl Reserving {
             at,
             reserving,
             asked_to: 0,
+            shared: false,
+            listed: None,
         })
     }
 
@@ -93,6 +107,8 @@ impl Reserving {
             at: at.unwrap_or(0),
             reserving: at.is_some(),
             asked_to: 0,
+            shared: true,
+            listed: None,
         }
     }
 
@@ -107,6 +123,12 @@ impl Reserving {
         // the write), so the calls are few and a short output reserves
         // little past its end.
         let len = end.min(MOST_AHEAD).max(end - from);
+        if self.shared && self.listed.is_none() {
+            // Listed before the blocks are asked for, so that no signal
+            // finds them reserved and unlisted; a handle that cannot be
+            // had is no reason to write unreserved.
+            self.listed = list(&self.file);
+        }
         let made = fallocate(&self.file, FallocateFlags::KEEP_SIZE, from, len);
         self.asked_to = from + len;
         if made.is_err() {
@@ -146,4 +168,68 @@ impl Drop for Reserving {
             let _ = self.file.set_len(meta.len());
         }
     }
+}
+
+/// The shared files whose blocks are reserved now, each under its
+/// writer's id ([`Listed`]).
+static RESERVED: Mutex<Vec<(u64, File)>> = Mutex::new(Vec::new());
+/// The next id [`list`] hands out.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A shared file's place on the list [`release_all`] releases; dropping
+/// it takes the file off.
+#[derive(Debug)]
+struct Listed {
+    id: u64,
+}
+
+/// Lists a handle on `file` for [`release_all`], starting
+/// [`crate::cleanup`]'s signal thread if it is wanted and not running;
+/// None if the handle cannot be had.
+fn list(file: &File) -> Option<Listed> {
+    let handle = file.try_clone().ok()?;
+    let _ = crate::cleanup::start();
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    reserved().push((id, handle));
+    Some(Listed { id })
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        let mut list = reserved();
+        if let Some(i) = list.iter().position(|(id, _)| *id == self.id) {
+            list.swap_remove(i);
+        }
+    }
+}
+
+/// The list of [`release_all`], held locked while it lives.
+#[derive(Debug)]
+pub struct Releasing {
+    _list: MutexGuard<'static, Vec<(u64, File)>>,
+}
+
+/// Releases the blocks reserved past the end of every listed shared file,
+/// as its writer's drop would, for a process about to exit on a signal;
+/// the list stays locked for as long as the returned guard lives, so
+/// nothing is listed in between.
+pub fn release_all() -> Releasing {
+    let list = reserved();
+    for (_, file) in list.iter() {
+        if let Ok(meta) = file.metadata() {
+            let _ = file.set_len(meta.len());
+        }
+    }
+    Releasing { _list: list }
+}
+
+/// How many shared files are listed now (for tests).
+pub fn listed_count() -> usize {
+    reserved().len()
+}
+
+/// The list; a panic while it was held leaves it usable (it is only ever
+/// pushed to and removed from whole).
+fn reserved() -> MutexGuard<'static, Vec<(u64, File)>> {
+    RESERVED.lock().unwrap_or_else(|p| p.into_inner())
 }
