@@ -194,6 +194,9 @@ pub(crate) struct PieceDeflater {
     /// The sample the skipped pieces are counted by (at the level's own),
     /// or None when they are not counted.
     skip_counted: Option<Chosen>,
+    /// The probe of the next piece, made by [`PieceDeflater::dense`] for
+    /// [`PieceDeflater::choose`] to use rather than make again.
+    probed: Option<Probe>,
     scratch: Vec<u8>,
     /// What libdeflate writes a piece or a sample into, kept for the next:
     /// writing into the end of the output at the bound of its worst case
@@ -220,6 +223,7 @@ impl PieceDeflater {
             streak: 0,
             skip: 0,
             skip_counted: None,
+            probed: None,
             scratch: Vec::new(),
             comp: Vec::new(),
         }
@@ -290,6 +294,44 @@ impl PieceDeflater {
         }
     }
 
+    /// The sample's probe for a piece of `data`: libdeflate's fastest
+    /// level ([`PROBE_LEVEL`]) on the middle half of the sample
+    /// [`PieceDeflater::choose`] would take. None for a level without a
+    /// ladder or a piece too short to sample, which are not probed.
+    fn probe(&mut self, data: &[u8]) -> Option<Probe> {
+        let (sample_len, margin) = match data.len() {
+            n if n >= SAMPLE_FROM => (SAMPLE, MARGIN),
+            n if n >= SHORT_FROM => (SHORT_SAMPLE, SHORT_MARGIN),
+            _ => return None,
+        };
+        if self.ladder.len() < 2 {
+            return None;
+        }
+        let at = (data.len() - sample_len) / 2 + sample_len / 4;
+        let probe = &data[at..at + sample_len / 2];
+        Some(Probe {
+            sample_len,
+            margin,
+            len: probe.len(),
+            made: self.compress(PROBE_LEVEL, probe),
+        })
+    }
+
+    /// Whether the probe finds `data`, the next piece, at least `times`
+    /// times smaller (false for a piece that is not probed). A piece found
+    /// not so keeps its probe for [`PieceDeflater::choose`]; one found so
+    /// is the caller's to write another way.
+    pub(crate) fn dense(&mut self, data: &[u8], times: usize) -> bool {
+        let Some(probed) = self.probe(data) else {
+            return false;
+        };
+        let dense = probed.made.is_some_and(|n| n * times <= probed.len);
+        if !dense {
+            self.probed = Some(probed);
+        }
+        dense
+    }
+
     /// The cheapest level of the ladder that keeps the stream under the
     /// estimate of Info-ZIP's size with the piece made at it, as its
     /// sample predicts, or the level's own when none does; None for a
@@ -306,14 +348,11 @@ impl PieceDeflater {
     /// piece could not pass either ([`PieceDeflater::plan_skip`]).
     fn choose(&mut self, data: &[u8], last: bool) -> Option<Chosen> {
         let ladder = self.ladder;
-        let (sample_len, margin) = match data.len() {
-            n if n >= SAMPLE_FROM => (SAMPLE, MARGIN),
-            n if n >= SHORT_FROM => (SHORT_SAMPLE, SHORT_MARGIN),
-            _ => return None,
+        let probed = match self.probed.take() {
+            Some(probed) => probed,
+            None => self.probe(data)?,
         };
-        if ladder.len() < 2 {
-            return None;
-        }
+        let (sample_len, margin) = (probed.sample_len, probed.margin);
         let at = (data.len() - sample_len) / 2;
         let sample = &data[at..at + sample_len];
         let own = ladder.len() - 1;
@@ -321,16 +360,17 @@ impl PieceDeflater {
         // Data that hardly shrinks (compressed files, media) comes out
         // about as large at every level: the estimate would be most of
         // the cost of choosing, so the piece goes at its level's own. It
-        // is told by libdeflate's fastest level on the sample's middle
-        // half, a few hundredths of the sample's cost: judged at the
-        // ladder's level on the whole 64 KiB, 32 MiB of packages' docs
-        // (mostly `.gz`) took 0.48x Info-ZIP's CPU, 0.46x so. (The fastest
-        // level shrinks less than the ladder's, so a little more data goes
-        // at the level's own, unestimated.) A skipped piece is probed too,
-        // so that such data is never counted by a sample of other data.
-        let probe = &sample[sample_len / 4..sample_len / 4 * 3];
-        let probed = self.compress(PROBE_LEVEL, probe);
-        if probed.is_none_or(|n| n * SHRINKS_DIV > probe.len() * (SHRINKS_DIV - 1)) {
+        // is told by the probe, a few hundredths of the sample's cost:
+        // judged at the ladder's level on the whole 64 KiB, 32 MiB of
+        // packages' docs (mostly `.gz`) took 0.48x Info-ZIP's CPU, 0.46x
+        // so. (The fastest level shrinks less than the ladder's, so a
+        // little more data goes at the level's own, unestimated.) A
+        // skipped piece is probed too, so that such data is never counted
+        // by a sample of other data.
+        if probed
+            .made
+            .is_none_or(|n| n * SHRINKS_DIV > probed.len * (SHRINKS_DIV - 1))
+        {
             return None;
         }
         if self.skip > 0 {
@@ -432,6 +472,18 @@ impl PieceDeflater {
             self.skip_counted = Some(counted);
         }
     }
+}
+
+/// A piece's probe ([`PieceDeflater::probe`]) and the sample it was
+/// taken from.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// Bytes of the sample, and its margin.
+    sample_len: usize,
+    margin: i64,
+    /// Bytes probed, and what they came to (None: libdeflate refused).
+    len: usize,
+    made: Option<usize>,
 }
 
 /// A piece's level as [`PieceDeflater::choose`] chose it, with its
