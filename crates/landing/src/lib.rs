@@ -44,6 +44,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cleanup;
+mod listed;
 mod output;
 pub mod reserve;
 pub mod temporaries;

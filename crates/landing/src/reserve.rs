@@ -35,10 +35,11 @@
 
 use std::fs::File;
 use std::io::{self, Seek, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 use rustix::fs::{FallocateFlags, OFlags, fallocate, fcntl_getfl};
+
+use crate::listed::{Entry, Listed};
 
 /// Bytes an output reaches before its blocks are reserved ahead.
 pub const RESERVE_FROM: u64 = 1 << 20;
@@ -68,7 +69,7 @@ pub struct Reserving {
     shared: bool,
     /// The file's place on the list the signal thread releases, from its
     /// first reservation on.
-    listed: Option<Listed>,
+    listed: Option<Entry<File>>,
 }
 
 impl Reserving {
@@ -170,37 +171,16 @@ impl Drop for Reserving {
     }
 }
 
-/// The shared files whose blocks are reserved now, each under its
-/// writer's id ([`Listed`]).
-static RESERVED: Mutex<Vec<(u64, File)>> = Mutex::new(Vec::new());
-/// The next id [`list`] hands out.
-static NEXT_ID: AtomicU64 = AtomicU64::new(0);
-
-/// A shared file's place on the list [`release_all`] releases; dropping
-/// it takes the file off.
-#[derive(Debug)]
-struct Listed {
-    id: u64,
-}
+/// The shared files whose blocks are reserved now.
+static RESERVED: Listed<File> = Listed::new();
 
 /// Lists a handle on `file` for [`release_all`], starting
 /// [`crate::cleanup`]'s signal thread if it is wanted and not running;
 /// None if the handle cannot be had.
-fn list(file: &File) -> Option<Listed> {
+fn list(file: &File) -> Option<Entry<File>> {
     let handle = file.try_clone().ok()?;
     let _ = crate::cleanup::start();
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    reserved().push((id, handle));
-    Some(Listed { id })
-}
-
-impl Drop for Listed {
-    fn drop(&mut self) {
-        let mut list = reserved();
-        if let Some(i) = list.iter().position(|(id, _)| *id == self.id) {
-            list.swap_remove(i);
-        }
-    }
+    Some(RESERVED.add(handle))
 }
 
 /// The list of [`release_all`], held locked while it lives.
@@ -214,22 +194,11 @@ pub struct Releasing {
 /// the list stays locked for as long as the returned guard lives, so
 /// nothing is listed in between.
 pub fn release_all() -> Releasing {
-    let list = reserved();
+    let list = RESERVED.hold();
     for (_, file) in list.iter() {
         if let Ok(meta) = file.metadata() {
             let _ = file.set_len(meta.len());
         }
     }
     Releasing { _list: list }
-}
-
-/// How many shared files are listed now (for tests).
-pub fn listed_count() -> usize {
-    reserved().len()
-}
-
-/// The list; a panic while it was held leaves it usable (it is only ever
-/// pushed to and removed from whole).
-fn reserved() -> MutexGuard<'static, Vec<(u64, File)>> {
-    RESERVED.lock().unwrap_or_else(|p| p.into_inner())
 }

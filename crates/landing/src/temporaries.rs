@@ -10,20 +10,19 @@
 //! signal thread that empties it is [`crate::cleanup`]'s.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
-/// The temporaries alive now, each under the id its [`Registration`] holds.
-static LIVE: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
-/// The next id [`register`] hands out.
-static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+use crate::listed::{Entry, Listed};
+
+/// The temporaries alive now.
+static LIVE: Listed<PathBuf> = Listed::new();
 
 /// A temporary file listed for deletion on a fatal signal; dropping it
 /// takes the file off the list (the file itself is the owner's to delete
 /// or rename).
 #[derive(Debug)]
 pub struct Registration {
-    id: u64,
+    _entry: Entry<PathBuf>,
 }
 
 /// Lists `path` for deletion should a signal end the process before the
@@ -34,23 +33,14 @@ pub struct Registration {
 /// reports, a signal ends the process without deleting the file.
 pub fn register(path: PathBuf) -> Registration {
     let _ = crate::cleanup::start();
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    live().push((id, path));
-    Registration { id }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let mut live = live();
-        if let Some(i) = live.iter().position(|(id, _)| *id == self.id) {
-            live.swap_remove(i);
-        }
+    Registration {
+        _entry: LIVE.add(path),
     }
 }
 
 /// How many temporaries are listed now (for tests).
 pub fn live_count() -> usize {
-    live().len()
+    LIVE.hold().len()
 }
 
 /// The list held locked: nothing is listed or unlisted while it lives.
@@ -64,17 +54,11 @@ pub struct Held {
 /// lives: held until exit, no temporary is listed (or renamed into place
 /// by a commit and then unlisted) in between.
 pub fn delete_all() -> Held {
-    let live = live();
+    let live = LIVE.hold();
     for (_, path) in live.iter() {
         let _ = std::fs::remove_file(path);
     }
     Held { _list: live }
-}
-
-/// The list; a panic while it was held leaves it usable (it is only ever
-/// pushed to and removed from whole).
-fn live() -> MutexGuard<'static, Vec<(u64, PathBuf)>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
@@ -89,7 +73,7 @@ mod tests {
         assert_eq!(live_count(), before + 2);
         drop(a);
         assert_eq!(live_count(), before + 1);
-        let still: Vec<PathBuf> = live().iter().map(|(_, p)| p.clone()).collect();
+        let still: Vec<PathBuf> = LIVE.hold().iter().map(|(_, p)| p.clone()).collect();
         assert!(still.contains(&PathBuf::from("/nonexistent/b")));
         assert!(!still.contains(&PathBuf::from("/nonexistent/a")));
         drop(b);
