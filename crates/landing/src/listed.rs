@@ -37,6 +37,20 @@ impl<T> Listed<T> {
         Entry { list: self, id }
     }
 
+    /// Does `act` to every thing listed, for a process about to exit on a
+    /// signal, and returns the list still locked: held until exit, nothing
+    /// is listed or taken off in between.
+    pub(crate) fn act_on_all(
+        &'static self,
+        act: impl Fn(&T),
+    ) -> MutexGuard<'static, Vec<(u64, T)>> {
+        let items = self.hold();
+        for (_, item) in items.iter() {
+            act(item);
+        }
+        items
+    }
+
     /// The list, locked: nothing is listed or taken off while the guard
     /// lives. A panic while it was held leaves it usable (it is only
     /// ever pushed to and removed from whole).

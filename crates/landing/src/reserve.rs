@@ -160,14 +160,19 @@ impl Drop for Reserving {
         if self.asked_to == 0 {
             return;
         }
-        // Cut at the size the file has now, not at this writer's end, so
-        // bytes another writer put past that end (standard output is
-        // shared with the shell) stay. Failing, the data is whole and its
-        // size right: only blocks past the end stay allocated, which is not
-        // worth failing the output for (and a drop cannot).
-        if let Ok(meta) = self.file.metadata() {
-            let _ = self.file.set_len(meta.len());
-        }
+        release(&self.file);
+    }
+}
+
+/// Releases the blocks reserved past `file`'s end by cutting it at the
+/// size it has now, not at a writer's end, so bytes another writer put
+/// past that end (standard output is shared with the shell) stay.
+/// Failing, the data is whole and its size right: only blocks past the end
+/// stay allocated, which is not worth failing the output for (and neither
+/// a drop nor a signal's exit can).
+fn release(file: &File) {
+    if let Ok(meta) = file.metadata() {
+        let _ = file.set_len(meta.len());
     }
 }
 
@@ -194,11 +199,7 @@ pub struct Releasing {
 /// the list stays locked for as long as the returned guard lives, so
 /// nothing is listed in between.
 pub fn release_all() -> Releasing {
-    let list = RESERVED.hold();
-    for (_, file) in list.iter() {
-        if let Ok(meta) = file.metadata() {
-            let _ = file.set_len(meta.len());
-        }
+    Releasing {
+        _list: RESERVED.act_on_all(release),
     }
-    Releasing { _list: list }
 }

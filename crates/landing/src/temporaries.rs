@@ -54,11 +54,11 @@ pub struct Held {
 /// lives: held until exit, no temporary is listed (or renamed into place
 /// by a commit and then unlisted) in between.
 pub fn delete_all() -> Held {
-    let live = LIVE.hold();
-    for (_, path) in live.iter() {
-        let _ = std::fs::remove_file(path);
+    Held {
+        _list: LIVE.act_on_all(|path| {
+            let _ = std::fs::remove_file(path);
+        }),
     }
-    Held { _list: live }
 }
 
 #[cfg(test)]
