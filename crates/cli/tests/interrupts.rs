@@ -137,17 +137,13 @@ fn decompress_and_compress_from_a_slow_fifo_leave_no_temporary() {
     }
 }
 
-/// `len` letters from sixteen, at random: data that zstd halves, so half
-/// its frame is half the output (of `sample`'s, 24 MiB make 140 kB).
+/// `len` letters from sixteen, at random (the testkit's noise, four bits
+/// a byte): data that zstd halves, so half its frame is half the output
+/// (of `sample`'s, 24 MiB make 140 kB).
 fn letters(len: usize) -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            b'a' + (x >> 60) as u8
-        })
+    perfkit_testkit::noise::noise(len, 7)
+        .into_iter()
+        .map(|b| b'a' + (b >> 4))
         .collect()
 }
 
