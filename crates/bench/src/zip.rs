@@ -568,22 +568,22 @@ impl Archiver<'_> {
             .map(|&m| {
                 // Level 0 stores, the same work for every writer.
                 if !m.is_peer() || level == 0 {
+                    let payload = match m {
+                        Contender::Here(Mode::Sync) => ours,
+                        _ => self.payload(m, s, level)?,
+                    };
                     return Ok(Pairing {
                         level,
                         searched: None,
-                        payload: self.payload(m, s, level)?,
+                        payload,
                     });
                 }
-                let mut seen = [None; 10];
-                let (level, searched) = nearest_level(ours, level, |level| {
-                    let payload = self.payload(m, s, level)?;
-                    seen[level as usize] = Some(payload);
-                    Ok(payload)
-                })?;
+                let (level, payload, searched) =
+                    nearest_level(ours, level, |level| self.payload(m, s, level))?;
                 Ok(Pairing {
                     level,
                     searched: Some(searched),
-                    payload: seen[level as usize].expect("the level found was tried"),
+                    payload,
                 })
             })
             .collect()

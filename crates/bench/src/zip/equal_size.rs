@@ -47,7 +47,7 @@ pub(super) struct Searched {
 }
 
 /// The level in 1..=9 whose compressed bytes are nearest `target`, `size`
-/// giving them at a level. The walk starts at `start` and
+/// giving them at a level, with its bytes and the search. The walk starts at `start` and
 /// goes a level at a time toward the target (deeper while the archive is
 /// larger) until the sizes cross it or the levels end. Deflate's sizes
 /// mostly shrink level by level but not always (zlib's levels 1-3 use
@@ -61,7 +61,7 @@ pub(super) fn nearest_level(
     target: u64,
     start: u32,
     mut size: impl FnMut(u32) -> Result<u64>,
-) -> Result<(u32, Searched)> {
+) -> Result<(u32, u64, Searched)> {
     let start = start.clamp(1, 9);
     let gap = |bytes: u64| bytes.abs_diff(target);
     let at_start = size(start)?;
@@ -97,9 +97,9 @@ pub(super) fn nearest_level(
             (before, last)
         };
         searched.other = Some(far);
-        return Ok((near.0, searched));
+        return Ok((near.0, near.1, searched));
     }
-    Ok((best, searched))
+    Ok((best, best_bytes, searched))
 }
 
 /// The CPU at `target` bytes, on the line through (`a` bytes, `cpu_a`)
@@ -225,15 +225,17 @@ mod tests {
     use super::*;
 
     /// [`nearest_level`] over a table of sizes by level (index 0 unused),
-    /// with the levels it asked for.
+    /// with the levels it asked for; the bytes it gives for its level must
+    /// be the table's.
     fn search(target: u64, sizes: [u64; 10]) -> ((u32, Searched), Vec<u32>) {
         let mut asked = Vec::new();
-        let found = nearest_level(target, 6, |l| {
+        let (level, bytes, searched) = nearest_level(target, 6, |l| {
             asked.push(l);
             Ok(sizes[l as usize])
         })
         .unwrap();
-        (found, asked)
+        assert_eq!(bytes, sizes[level as usize], "level {level}");
+        ((level, searched), asked)
     }
 
     #[test]
