@@ -239,6 +239,13 @@ impl PieceDeflater {
         self.skip_counted = None;
     }
 
+    /// Whether a piece or a sample was made at a libdeflate level other
+    /// than the probe's: whether the ladder ran.
+    #[cfg(test)]
+    pub(crate) fn made_beyond_probes(&self) -> bool {
+        self.made_at & !(1 << PROBE_LEVEL) != 0
+    }
+
     /// Compresses `input` at libdeflate's `level` (the thread's compressor,
     /// [`compressor`]) into [`PieceDeflater::comp`]: the bytes made, or
     /// None if libdeflate refused (never, at its own bound, but for want
