@@ -64,7 +64,9 @@ pub mod whole;
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncDecoder, AsyncEncoder};
 pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Placement, Policy};
-pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};
+pub use context::{
+    CLEAN_TABLES_FROM, Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress,
+};
 pub use error::{Error, JobError, Result};
 pub use raw::{DecodeStep, RawDecoder};
 pub use recipe::{Params, Recipe, Strategy};

@@ -201,3 +201,63 @@ fn dictionaries_train_and_round_trip() {
     );
     assert_eq!(d.decompress(&with).unwrap(), samples[3]);
 }
+
+/// A frame of libzstd's own, made by a context that never compressed
+/// before, with `recipe`'s parameters set one by one here.
+fn new_context_frame(recipe: Recipe, src: &[u8]) -> Vec<u8> {
+    use zstd_safe::{CCtx, CParameter, Strategy as Z};
+    let strategy = match recipe.strategy() {
+        zstdkit::Strategy::Fast => Z::ZSTD_fast,
+        zstdkit::Strategy::Dfast => Z::ZSTD_dfast,
+        zstdkit::Strategy::Greedy => Z::ZSTD_greedy,
+        zstdkit::Strategy::Lazy => Z::ZSTD_lazy,
+        zstdkit::Strategy::Lazy2 => Z::ZSTD_lazy2,
+        zstdkit::Strategy::Btlazy2 => Z::ZSTD_btlazy2,
+        zstdkit::Strategy::Btopt => Z::ZSTD_btopt,
+        zstdkit::Strategy::Btultra => Z::ZSTD_btultra,
+        zstdkit::Strategy::Btultra2 => Z::ZSTD_btultra2,
+    };
+    let mut cctx = CCtx::create();
+    for p in [
+        CParameter::CompressionLevel(recipe.level()),
+        CParameter::Strategy(strategy),
+        CParameter::ChecksumFlag(Params::from(recipe).has_checksum()),
+    ] {
+        cctx.set_parameter(p).unwrap();
+    }
+    let mut frame = Vec::with_capacity(zstd_safe::compress_bound(src.len()));
+    cctx.compress2(&mut frame, src).unwrap();
+    frame
+}
+
+/// A reused context's frames are libzstd's frames of a new context, byte
+/// for byte, whatever it compressed before: below and from the size where
+/// a frame starts on clean tables (`CLEAN_TABLES_FROM`), in any order.
+#[test]
+fn a_reused_context_makes_the_frames_of_a_new_one() {
+    let from = zstdkit::CLEAN_TABLES_FROM;
+    let text: Vec<u8> = (0..3 * from as u32)
+        .flat_map(|i| format!("{} {} ", i % 977, i % 13).into_bytes())
+        .take(3 * from)
+        .collect();
+    let inputs = [
+        &text[..from],
+        &text[from..2 * from - 1],
+        &text[..],
+        &text[7..4096],
+        &text[..from],
+    ];
+    for recipe in [Recipe::Fast, Recipe::Balanced, Recipe::Binary, Recipe::Text] {
+        let mut reused = Compressor::new(recipe).unwrap();
+        let mut frame = Vec::new();
+        for (i, src) in inputs.iter().enumerate() {
+            reused.compress_into(src, &mut frame).unwrap();
+            assert!(
+                frame == new_context_frame(recipe, src),
+                "{recipe}, call {i} ({} bytes)",
+                src.len()
+            );
+            assert_eq!(zstdkit::decompress(&frame).unwrap(), *src);
+        }
+    }
+}
