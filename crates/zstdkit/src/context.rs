@@ -31,30 +31,72 @@ pub const MIN_RESERVATION: u64 = 1 << 20;
 /// as the last frame left them (its indices go on, so old entries only
 /// fail their checks), where a new context's are zeroed first. Zeroed
 /// just before use, they are in the cache and hold nothing to reject; left
-/// dirty, they were cold and full. A one-shot frame of
-/// [`CLEAN_TABLES_FROM`] bytes or more at the `dfast` to `lazy2`
-/// strategies (levels 3 to 10) therefore starts on a new libzstd context,
-/// whose allocation the glibc heap serves again, as zstd's own one-shot
-/// `ZSTD_compress` does; other frames, dictionaries, workers and streams
-/// keep the context. The frames are the same byte for byte.
+/// dirty, they were cold and full. Zeroing costs about what compressing
+/// zeros costs, so it pays only where the frame works its tables: a
+/// one-shot frame at the `dfast` to `lazy2` strategies (levels 3 to 10)
+/// starts on a new libzstd context when it is [`CLEAN_TABLES_FROM`] bytes
+/// or more and the last frame shrank as text does, or 1 MiB or more and
+/// the last frame hardly shrank (see [`Worked`]). Other frames,
+/// dictionaries, workers and streams keep the context. The frames are the
+/// same byte for byte either way.
 pub struct Compressor {
     cctx: CCtx<'static>,
     params: Params,
     /// A dictionary is loaded: the context is never replaced.
     dictionary: bool,
+    /// How the last one-shot frame worked its tables; `None` before the
+    /// first, when the context is new anyway.
+    last: Option<Worked>,
 }
 
-/// Input bytes from which a one-shot frame at `dfast` to `lazy2` starts on
-/// clean tables (see [`Compressor`]). Measured on 8 MiB evicted between
-/// calls, slices of a tar of crate sources and of a log, a reused context
-/// against a new one per call (medians of 15-300 calls): `balanced` (dfast)
-/// took 1.19x the new one's time at 500 kB and 1.14x at 2 MB, `binary`
-/// (lazy2) 1.14x at 64 KiB, 1.12x at 500 kB and 1.05x at 2 MB, levels 6
-/// and 9 1.08-1.23x; at 16 KiB the new context's set-up made it 1.14-1.37x
-/// slower than reuse, and at 64 KiB `balanced` was even. `fast` is even
-/// from 500 kB and the binary-tree strategies within their noise, so they
-/// keep their context.
-pub const CLEAN_TABLES_FROM: usize = 128 << 10;
+/// How a frame worked its match tables, judged by how much it shrank: the
+/// next frame of a context is likely to shrink alike. Measured (a reused
+/// libzstd context against zstdkit's, levels 3 and 6, 8 MiB read between
+/// calls, 128 kB to 1 MB): on text, sources and libraries clean tables
+/// took 0.67-0.97x the time; on random and `.gz` data 1.24-2.06x under
+/// 1 MiB but 0.44-0.97x from it; on zeros 1.09-2.68x at every size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Worked {
+    /// Shrank 16 times or more (zeros, one line repeated): long matches,
+    /// few lookups. Its tables are kept.
+    Dense,
+    /// Shrank by less than a twentieth (random or compressed data, which
+    /// libzstd gives up on soon): clean tables pay from 1 MiB. The
+    /// corpus's binary, which shrinks by a fifth, searches its tables as
+    /// text does.
+    Incompressible,
+    /// Anything between (text, sources, binaries, logs): clean tables pay
+    /// from [`CLEAN_TABLES_FROM`].
+    Searched,
+}
+
+impl Worked {
+    fn judge(input: usize, frame: usize) -> Worked {
+        if frame.saturating_mul(16) <= input {
+            Worked::Dense
+        } else if frame.saturating_mul(20) >= input.saturating_mul(19) {
+            Worked::Incompressible
+        } else {
+            Worked::Searched
+        }
+    }
+}
+
+/// Input bytes from which a frame after incompressible ones starts on
+/// clean tables (see [`Worked`]).
+const CLEAN_INCOMPRESSIBLE_FROM: usize = 1 << 20;
+
+/// Input bytes from which a one-shot frame at `dfast` to `lazy2`, after a
+/// frame that shrank as text does, starts on clean tables (see
+/// [`Compressor`]). A reused libzstd context against zstdkit's, level 3,
+/// slices of a tar of crate sources, a log, a tar of shared libraries and
+/// a mix of `.gz` data and text (medians of 15-300 calls): with 8 MiB read
+/// between calls, clean tables took 0.72-0.94x the time at 128 KiB and
+/// 0.74-0.87x at 256 KiB; back to back, with the tables still warm, they
+/// took up to 1.19x at 128 KiB and 1.07x at 256 KiB (the mix, which
+/// compresses fast) and 0.85-1.01x from 384 KiB. So from 384 KiB, where
+/// both ways gain or break even.
+pub const CLEAN_TABLES_FROM: usize = 384 << 10;
 
 impl std::fmt::Debug for Compressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,6 +114,7 @@ impl Compressor {
             cctx: Self::context(params)?,
             params,
             dictionary: false,
+            last: None,
         })
     }
 
@@ -93,11 +136,12 @@ impl Compressor {
             ),
             None => (3..=10).contains(&p.compression_level()),
         };
-        middling
-            && len >= CLEAN_TABLES_FROM
-            && !self.dictionary
-            && p.worker_count() == 0
-            && !p.long_distance()
+        let from = match self.last {
+            None | Some(Worked::Dense) => return false,
+            Some(Worked::Incompressible) => CLEAN_INCOMPRESSIBLE_FROM,
+            Some(Worked::Searched) => CLEAN_TABLES_FROM,
+        };
+        middling && len >= from && !self.dictionary && p.worker_count() == 0 && !p.long_distance()
     }
 
     /// A context that compresses every frame with `dictionary` (raw content
@@ -132,7 +176,9 @@ impl Compressor {
         }
         dst.clear();
         dst.reserve(zstd_safe::compress_bound(src.len()));
-        self.cctx.compress2(dst, src).map_err(Error::zstd)
+        let made = self.cctx.compress2(dst, src).map_err(Error::zstd)?;
+        self.last = Some(Worked::judge(src.len(), made));
+        Ok(made)
     }
 
     /// Declares the exact size of the next frame fed through streaming, so
@@ -425,18 +471,20 @@ mod tests {
     use crate::Recipe;
 
     #[test]
-    fn frames_start_on_clean_tables_at_dfast_to_lazy2_from_the_threshold() {
-        let pays = |c: &Compressor, len| c.clean_tables_pay(len);
-        let balanced = Compressor::new(Recipe::Balanced).unwrap();
-        assert!(pays(&balanced, CLEAN_TABLES_FROM));
-        assert!(!pays(&balanced, CLEAN_TABLES_FROM - 1));
-        assert!(pays(&Compressor::new(Recipe::Binary).unwrap(), 1 << 20));
-        assert!(pays(
-            &Compressor::new(Params::for_level(9)).unwrap(),
-            1 << 20
-        ));
+    fn frames_start_on_clean_tables_at_dfast_to_lazy2_after_frames_that_searched() {
+        let after = |params: Params, last| {
+            let mut c = Compressor::new(params).unwrap();
+            c.last = last;
+            c
+        };
+        let searched = Some(Worked::Searched);
+        let balanced = after(Recipe::Balanced.into(), searched);
+        assert!(balanced.clean_tables_pay(CLEAN_TABLES_FROM));
+        assert!(!balanced.clean_tables_pay(CLEAN_TABLES_FROM - 1));
+        assert!(after(Recipe::Binary.into(), searched).clean_tables_pay(1 << 20));
+        assert!(after(Params::for_level(9), searched).clean_tables_pay(1 << 20));
         let lazy2_at_19 = Params::for_level(19).strategy(Some(Strategy::Lazy2));
-        assert!(pays(&Compressor::new(lazy2_at_19).unwrap(), 1 << 20));
+        assert!(after(lazy2_at_19, searched).clean_tables_pay(1 << 20));
         for keeps in [
             Params::from(Recipe::Fast),
             Params::from(Recipe::Text),
@@ -447,11 +495,29 @@ mod tests {
             Params::from(Recipe::Balanced).long(Some(27)),
         ] {
             assert!(
-                !pays(&Compressor::new(keeps).unwrap(), 1 << 20),
+                !after(keeps, searched).clean_tables_pay(1 << 20),
                 "{keeps:?}"
             );
         }
-        let dict = Compressor::with_dictionary(Recipe::Balanced, b"a dictionary").unwrap();
-        assert!(!pays(&dict, 1 << 20));
+        let mut dict = Compressor::with_dictionary(Recipe::Balanced, b"a dictionary").unwrap();
+        dict.last = searched;
+        assert!(!dict.clean_tables_pay(1 << 20));
+        // What the last frame did: a new context, a dense frame, an
+        // incompressible one (clean only from 1 MiB).
+        assert!(!after(Recipe::Balanced.into(), None).clean_tables_pay(8 << 20));
+        assert!(!after(Recipe::Balanced.into(), Some(Worked::Dense)).clean_tables_pay(8 << 20));
+        let incompressible = after(Recipe::Balanced.into(), Some(Worked::Incompressible));
+        assert!(!incompressible.clean_tables_pay(CLEAN_INCOMPRESSIBLE_FROM - 1));
+        assert!(incompressible.clean_tables_pay(CLEAN_INCOMPRESSIBLE_FROM));
+    }
+
+    #[test]
+    fn a_frame_is_judged_by_how_much_it_shrank() {
+        assert_eq!(Worked::judge(1600, 100), Worked::Dense);
+        assert_eq!(Worked::judge(1600, 101), Worked::Searched);
+        assert_eq!(Worked::judge(1000, 949), Worked::Searched);
+        assert_eq!(Worked::judge(1000, 950), Worked::Incompressible);
+        assert_eq!(Worked::judge(1000, 1013), Worked::Incompressible);
+        assert_eq!(Worked::judge(0, 9), Worked::Incompressible);
     }
 }

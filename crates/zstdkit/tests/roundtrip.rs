@@ -240,12 +240,29 @@ fn a_reused_context_makes_the_frames_of_a_new_one() {
         .flat_map(|i| format!("{} {} ", i % 977, i % 13).into_bytes())
         .take(3 * from)
         .collect();
+    let zeros = vec![0u8; 2 * from];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let noise: Vec<u8> = (0..(1 << 20) + 5)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    // Every kind of last frame (text, zeros, noise), before frames above
+    // and below the sizes where the context is replaced.
     let inputs = [
         &text[..from],
         &text[from..2 * from - 1],
         &text[..],
         &text[7..4096],
+        &zeros[..],
         &text[..from],
+        &noise[..from],
+        &noise[..],
+        &noise[3..],
+        &text[..],
     ];
     for recipe in [Recipe::Fast, Recipe::Balanced, Recipe::Binary, Recipe::Text] {
         let mut reused = Compressor::new(recipe).unwrap();
