@@ -379,6 +379,7 @@ impl Deflater {
         self.engine.new_stream();
         self.storing = false;
         self.skip = 0;
+        self.probe_misled = false;
     }
 
     /// Ends a stretch of a stream that another deflater continues (the
@@ -391,6 +392,7 @@ impl Deflater {
         self.engine.new_stream();
         self.storing = false;
         self.skip = 0;
+        self.probe_misled = false;
     }
 }
 
@@ -701,31 +703,65 @@ mod tests {
         assert!(inflate_all(&out, data.len()) == data);
     }
 
+    /// Word text of `pieces` pieces, each with zeros where its sample is
+    /// probed.
+    fn dense_where_probed(pieces: usize) -> Vec<u8> {
+        let mut data: Vec<u8> = noise(3 << 20, 4)
+            .iter()
+            .flat_map(|b| [b"the ", b"and ", b"for ", b"nor "][usize::from(b % 4)])
+            .copied()
+            .take(pieces * piece::PIECE)
+            .collect();
+        for piece in data.chunks_mut(piece::PIECE) {
+            let middle = piece.len() / 2;
+            piece[middle - (32 << 10)..middle + (32 << 10)].fill(0);
+        }
+        data
+    }
+
     /// Text whose every piece holds zeros where its sample is probed: the
     /// first piece goes into the dense stream by the probe and comes out
     /// only a few times smaller, and the pieces after it are libdeflate's
     /// (the ladder runs), where each went into the dense stream before.
     #[test]
     fn a_probe_that_misjudged_its_piece_is_not_trusted_again() {
-        let text: Vec<u8> = noise(3 << 20, 4)
-            .iter()
-            .flat_map(|b| [b"the ", b"and ", b"for ", b"nor "][usize::from(b % 4)])
-            .copied()
-            .take(5 * piece::PIECE)
-            .collect();
-        let mut data = text;
-        for piece in data.chunks_mut(piece::PIECE) {
-            let middle = piece.len() / 2;
-            piece[middle - (32 << 10)..middle + (32 << 10)].fill(0);
-        }
+        let data = dense_where_probed(5);
         let mut d = Deflater::new(6);
         let mut out = Vec::new();
         d.encode(&data, &mut out);
-        // The first piece was misjudged, and only the first.
         assert!(d.probe_misled);
         assert!(d.engine.made_beyond_probes());
         d.finish(&mut out);
         assert!(inflate_all(&out, data.len()) == data);
+    }
+
+    /// A deflater's next stream or stretch (the parallel writer's workers
+    /// keep theirs from job to job) is made as a new deflater makes it:
+    /// the same input, the same archive, whichever worker saw what.
+    #[test]
+    fn a_misjudged_probe_is_forgotten_at_the_end_of_a_stream_or_stretch() {
+        let data = dense_where_probed(2);
+        let fresh = |end: fn(&mut Deflater, &mut Vec<u8>)| {
+            let mut out = Vec::new();
+            let mut d = Deflater::new(6);
+            d.encode(&data, &mut out);
+            end(&mut d, &mut out);
+            (d, out)
+        };
+        let ends: [fn(&mut Deflater, &mut Vec<u8>); 2] =
+            [|d, out| d.finish(out), |d, out| d.end_stretch(out)];
+        for end in ends {
+            let (mut used, first) = fresh(end);
+            let mut second = Vec::new();
+            used.encode(&data, &mut second);
+            end(&mut used, &mut second);
+            assert!(
+                second == first,
+                "{} bytes, new {}",
+                second.len(),
+                first.len()
+            );
+        }
     }
 
     #[test]
