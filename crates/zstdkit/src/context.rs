@@ -134,7 +134,8 @@ impl Compressor {
                 s,
                 Strategy::Dfast | Strategy::Greedy | Strategy::Lazy | Strategy::Lazy2
             ),
-            None => (3..=10).contains(&p.compression_level()),
+            // Level 0 is zstd's default, 3.
+            None => matches!(p.compression_level(), 0 | 3..=10),
         };
         let from = match self.last {
             None | Some(Worked::Dense) => return false,
@@ -483,6 +484,7 @@ mod tests {
         assert!(!balanced.clean_tables_pay(CLEAN_TABLES_FROM - 1));
         assert!(after(Recipe::Binary.into(), searched).clean_tables_pay(1 << 20));
         assert!(after(Params::for_level(9), searched).clean_tables_pay(1 << 20));
+        assert!(after(Params::for_level(0), searched).clean_tables_pay(1 << 20));
         let lazy2_at_19 = Params::for_level(19).strategy(Some(Strategy::Lazy2));
         assert!(after(lazy2_at_19, searched).clean_tables_pay(1 << 20));
         for keeps in [
