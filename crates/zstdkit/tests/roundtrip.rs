@@ -236,21 +236,16 @@ fn new_context_frame(recipe: Recipe, src: &[u8]) -> Vec<u8> {
 #[test]
 fn a_reused_context_makes_the_frames_of_a_new_one() {
     let from = zstdkit::CLEAN_TABLES_FROM;
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
     // Words in a random order shrink about three times, as text does.
     let words = ["the ", "frame ", "of ", "a ", "window ", "and ", "tables\n"];
-    let text: Vec<u8> = std::iter::repeat_with(|| words[next() as usize % words.len()])
-        .flat_map(str::bytes)
+    let text: Vec<u8> = perfkit_testkit::noise::noise(from, 3)
+        .into_iter()
+        .flat_map(|b| words[usize::from(b) % words.len()].bytes())
         .take(3 * from)
         .collect();
+    assert_eq!(text.len(), 3 * from);
     let zeros = vec![0u8; 2 * from];
-    let noise: Vec<u8> = (0..(1 << 20) + 5).map(|_| next() as u8).collect();
+    let noise = perfkit_testkit::noise::noise((1 << 20) + 5, 4);
     // After each kind of last frame (text, zeros, noise), frames above and
     // below the sizes where the context is replaced.
     let inputs = [
