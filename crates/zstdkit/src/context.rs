@@ -33,8 +33,9 @@ pub const MIN_RESERVATION: u64 = 1 << 20;
 /// just before use, they are in the cache and hold nothing to reject; left
 /// dirty, they were cold and full. Zeroing costs about what compressing
 /// zeros costs, so it pays only where the frame works its tables: a
-/// one-shot frame at the `dfast` to `lazy2` strategies (levels 3 to 10)
-/// starts on a new libzstd context when it is [`CLEAN_TABLES_FROM`] bytes
+/// one-shot frame at the `dfast` to `lazy2` strategies (levels 3 to 10,
+/// and 0, zstd's default) starts on a new libzstd context when it is
+/// [`CLEAN_TABLES_FROM`] bytes
 /// or more and the last frame shrank as text does (1.05 to 16 times), or
 /// 1 MiB or more and the last frame hardly shrank. Other frames,
 /// dictionaries, workers and streams keep the context. The frames are the
